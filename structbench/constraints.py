@@ -1,0 +1,170 @@
+"""One masking interface with incremental state, and the two mask-building strategies.
+
+    constraint.start()            -> state
+    constraint.mask(state)        -> boolean array over the vocabulary (end token included)
+    constraint.advance(state, t)  -> state, or TokenRejected if t was not allowed
+    constraint.can_end(state)     -> bool
+
+A constraint wraps a *machine*: anything with `start()`, `step(state, ch)`
+(None when stuck) and `can_end(state)`: a pattern's DFA or a schema's
+pushdown checker. States are hashable, so masks can be memoised by state.
+
+* :class:`NaiveConstraint` walks every token through the machine at every step
+  (the lesson's SchemaConstraint way).
+* :class:`TabledConstraint` computes the mask for a state once, by walking the
+  vocabulary's prefix tree through the machine, and reads it back afterwards.
+  For a pattern every state is tabled up front (the lesson's mask table); for a
+  schema, masks are memoised by the whole stack, which is exactly the state a
+  token's fate depends on.
+
+`work` counts what each spends: `chars`, the machine steps taken building
+masks (the quantity the lesson's mask_cost formula predicts), and `reads`, the
+table entries read back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .patterns import DFA
+from .vocab import Vocabulary
+
+
+class TokenRejected(ValueError):
+    """A token the constraint does not allow in this state was forced on it."""
+
+
+@dataclass
+class WorkCounter:
+    chars: int = 0  # machine steps (one character each) spent building masks
+    reads: int = 0  # mask entries read back from a table
+    masks_built: int = 0
+
+    def reset(self):
+        self.chars = self.reads = self.masks_built = 0
+
+
+class PatternMachine:
+    """A DFA seen as a machine; its states are the DFA's state numbers."""
+
+    def __init__(self, dfa: DFA):
+        self.dfa = dfa
+
+    def start(self) -> int:
+        return self.dfa.start
+
+    def step(self, state, ch: str):
+        return self.dfa.step(state, ch)
+
+    def can_end(self, state) -> bool:
+        return state in self.dfa.accepting
+
+
+class _MachineConstraint:
+    def __init__(self, machine, vocab: Vocabulary):
+        self.machine, self.vocab = machine, vocab
+        self.work = WorkCounter()
+
+    def start(self):
+        return self.machine.start()
+
+    def can_end(self, state) -> bool:
+        return self.machine.can_end(state)
+
+    def advance(self, state, token_id: int):
+        if token_id == self.vocab.eos_id:
+            raise TokenRejected("the end token finishes the answer; there is no state after it")
+        step = self.machine.step
+        for ch in self.vocab.tokens[token_id]:
+            state = step(state, ch)
+            if state is None:
+                raise TokenRejected(f"token {self.vocab.tokens[token_id]!r} (id {token_id}) is not allowed here")
+        return state
+
+
+class NaiveConstraint(_MachineConstraint):
+    """Every token checked against the machine at every step: |V| walks per step."""
+
+    def mask(self, state) -> np.ndarray:
+        step, tokens, eos_id = self.machine.step, self.vocab.tokens, self.vocab.eos_id
+        allowed = np.zeros(len(tokens), dtype=bool)
+        chars = 0
+        for tid, token in enumerate(tokens):
+            if tid == eos_id:
+                continue
+            s = state
+            for ch in token:
+                chars += 1
+                s = step(s, ch)
+                if s is None:
+                    break
+            else:
+                allowed[tid] = True
+        allowed[eos_id] = self.machine.can_end(state)
+        self.work.chars += chars
+        self.work.masks_built += 1
+        return allowed
+
+
+def trie_mask(machine, vocab: Vocabulary, state) -> tuple[np.ndarray, int]:
+    """The allowed tokens at `state`, walking the prefix tree: a shared prefix is walked once.
+
+    Returns the mask and the number of machine steps taken."""
+    trie = vocab.trie
+    allowed = np.zeros(len(vocab), dtype=bool)
+    step, children, ends = machine.step, trie.children, trie.ends_arrays
+    chars = 0
+    todo = [(0, state)]
+    while todo:
+        node, s = todo.pop()
+        for ch, child in children[node].items():
+            chars += 1
+            nxt = step(s, ch)
+            if nxt is None:
+                continue
+            allowed[ends[child]] = True
+            if children[child]:
+                todo.append((child, nxt))
+    allowed[vocab.eos_id] = machine.can_end(state)
+    return allowed, chars
+
+
+class TabledConstraint(_MachineConstraint):
+    """Masks computed once per state and read back after that."""
+
+    def __init__(self, machine, vocab: Vocabulary, states=None):
+        super().__init__(machine, vocab)
+        self.table: dict = {}
+        for state in states or ():
+            self._build(state)
+
+    def _build(self, state) -> np.ndarray:
+        allowed, chars = trie_mask(self.machine, self.vocab, state)
+        allowed.flags.writeable = False  # shared by every step that reaches this state
+        self.table[state] = allowed
+        self.work.chars += chars
+        self.work.masks_built += 1
+        return allowed
+
+    def mask(self, state) -> np.ndarray:
+        allowed = self.table.get(state)
+        if allowed is None:
+            allowed = self._build(state)
+        self.work.reads += len(allowed)
+        return allowed
+
+
+def mask_table(dfa: DFA, vocab: Vocabulary) -> np.ndarray:
+    """The lesson's table: row s is the allowed-token mask at state s, for every state of the DFA."""
+    tabled = TabledConstraint(PatternMachine(dfa), vocab, states=range(dfa.n_states))
+    return np.stack([tabled.table[s] for s in range(dfa.n_states)])
+
+
+def allowed_tokens(dfa: DFA, state, vocab: Vocabulary) -> list[str]:
+    """A(s): every token the machine can swallow whole from `state`; the end token only where the text is complete."""
+    if state is None:
+        return []
+    allowed, _ = trie_mask(PatternMachine(dfa), vocab, state)
+    return [t for t, ok in zip(vocab.tokens, allowed) if ok]

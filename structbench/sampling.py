@@ -1,0 +1,81 @@
+"""Masked sampling: softmax over the allowed tokens, one token at a time."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+def masked_softmax(logits: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Softmax over the allowed tokens only; forbidden tokens get exactly 0."""
+    if not allowed.any():
+        raise ValueError("the mask allows no token at all: the constraint has no way to continue")
+    z = np.where(allowed, logits, -np.inf)
+    z = z - z[allowed].max()  # the largest allowed logit becomes 0, so exp never overflows
+    e = np.exp(z)
+    return e / e.sum()
+
+
+@dataclass
+class Decoded:
+    """One generated answer: its text, the tokens that spelled it, whether it ended by choice,
+    and per step the model's belief the mask threw away and the microseconds the mask took."""
+
+    text: str = ""
+    tokens: list[str] = field(default_factory=list)
+    token_ids: list[int] = field(default_factory=list)
+    finished: bool = False
+    removed_mass: list[float] = field(default_factory=list)
+    mask_us: list[float] = field(default_factory=list)
+    attempts: int = 1
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.tokens)
+
+
+def check_budget(max_tokens: int) -> int:
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, (int, np.integer)) or max_tokens < 1:
+        raise ValueError(f"the token budget max_tokens must be an integer >= 1, got {max_tokens!r}")
+    return int(max_tokens)
+
+
+def sample_answer(model, rng: np.random.Generator, constraint=None, max_tokens: int = 40) -> Decoded:
+    """Draw one answer token by token; with a constraint, mask every token that can't continue a valid output.
+
+    Per step: one `model.logits` call (one normal draw of vocabulary size for the
+    toy model), then one `rng.choice`: the lesson's draws, in the lesson's order.
+    The constraint is incremental: its state advances by the chosen token, the
+    prefix is never re-read.
+    """
+    max_tokens = check_budget(max_tokens)
+    vocab = model.vocab
+    if constraint is not None and constraint.vocab is not vocab and constraint.vocab.tokens != vocab.tokens:
+        raise ValueError(f"the constraint was compiled for {constraint.vocab!r}, the model writes {vocab!r}")
+    out = Decoded()
+    everything = np.ones(len(vocab), dtype=bool)
+    state = constraint.start() if constraint is not None else None
+    for _ in range(max_tokens):
+        logits = model.logits(out.text, rng)
+        if constraint is None:
+            allowed = everything
+            out.mask_us.append(0.0)
+        else:
+            t0 = time.perf_counter_ns()
+            allowed = constraint.mask(state)
+            out.mask_us.append((time.perf_counter_ns() - t0) / 1000.0)
+        # How much of the model's own belief the mask throws away at this step.
+        out.removed_mass.append(float(1 - masked_softmax(logits, everything)[allowed].sum()))
+        token_id = int(rng.choice(len(logits), p=masked_softmax(logits, allowed)))
+        if token_id == vocab.eos_id:
+            out.finished = True
+            break
+        if constraint is not None:
+            state = constraint.advance(state, token_id)
+        token = vocab.tokens[token_id]
+        out.text += token
+        out.tokens.append(token)
+        out.token_ids.append(token_id)
+    return out

@@ -1,0 +1,63 @@
+"""The masking strategies by name, and one answer generated under any of them.
+
+none    unconstrained sampling
+naive   every token checked against the automaton at every step
+tabled  masks computed once per automaton state and read back
+retry   unconstrained whole answers judged by the referee, resampled up to max_attempts
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .constraints import NaiveConstraint, TabledConstraint
+from .sampling import Decoded, check_budget, sample_answer
+from .tasks import Task
+from .vocab import Vocabulary
+
+STRATEGIES = ("none", "naive", "tabled", "retry")
+
+
+def check_strategy(strategy: str) -> str:
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    return strategy
+
+
+def compile_constraint(task: Task, vocab: Vocabulary, strategy: str):
+    """The constraint a strategy samples under; None for the unconstrained ones (none, retry)."""
+    check_strategy(strategy)
+    if strategy in ("none", "retry"):
+        return None
+    machine = task.machine()
+    if strategy == "naive":
+        return NaiveConstraint(machine, vocab)
+    if task.kind == "pattern":  # a finite machine: table every state before the first token
+        return TabledConstraint(machine, vocab, states=range(machine.dfa.n_states))
+    return TabledConstraint(machine, vocab)
+
+
+def check_attempts(max_attempts: int) -> int:
+    if isinstance(max_attempts, bool) or not isinstance(max_attempts, (int, np.integer)) or max_attempts < 1:
+        raise ValueError(f"max_attempts must be an integer >= 1, got {max_attempts!r}")
+    return int(max_attempts)
+
+
+def generate(model, rng: np.random.Generator, strategy: str, constraint=None, referee=None,
+             max_tokens: int = 40, max_attempts: int = 1) -> Decoded:
+    """One answer. For retry, whole unconstrained answers are drawn one after another from
+    the same generator until the referee accepts a finished one or max_attempts are used;
+    the last answer is returned with the attempts it took."""
+    check_strategy(strategy)
+    check_budget(max_tokens)
+    if strategy != "retry":
+        return sample_answer(model, rng, constraint, max_tokens)
+    max_attempts = check_attempts(max_attempts)
+    if referee is None:
+        raise ValueError("the retry strategy needs a referee to judge each attempt")
+    for attempt in range(1, max_attempts + 1):
+        answer = sample_answer(model, rng, None, max_tokens)
+        answer.attempts = attempt
+        if answer.finished and referee(answer.text):
+            break
+    return answer
