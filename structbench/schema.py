@@ -38,6 +38,10 @@ _LITERALS = {"t": "true", "f": "false", "n": "null"}
 _LITERAL_TYPE = {"t": "boolean", "f": "boolean", "n": "null"}
 
 
+def _needs_escape(text: str) -> bool:
+    return any(ch in '"\\' or ord(ch) < 32 for ch in text)
+
+
 class UnsupportedSchema(ValueError):
     """The schema uses a keyword or form outside the supported subset; `keyword` and `path` say where."""
 
@@ -117,13 +121,22 @@ class _Compiler:
                 raise InvalidSchema(f"enum of strings with type {sorted(types)} admits no value at {path}")
             types = frozenset({"string"})
             enum = tuple(dict.fromkeys(enum))
+            for value in enum:
+                if _needs_escape(value):
+                    raise UnsupportedSchema("enum", path, f"value {value!r} needs escapes, which strings here cannot hold")
         properties = schema.get("properties", {})
         if not isinstance(properties, dict):
             raise InvalidSchema(f"properties must be an object at {path}/properties")
         required = schema.get("required", [])
         if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
             raise InvalidSchema(f"required must be an array of strings at {path}/required")
+        for name in properties:
+            if _needs_escape(name):
+                raise UnsupportedSchema("properties", path, f"key {name!r} needs escapes, which strings here cannot hold")
         props = tuple((name, self.compile(sub, f"{path}/properties/{name}")) for name, sub in properties.items())
+        for name, child in props:
+            if not self.nodes[child].types:
+                raise UnsupportedSchema("properties", path, f"property {name!r} has the schema false")
         extra = schema.get("additionalProperties", True)
         additional = None if extra is False else self.compile(extra, f"{path}/additionalProperties")
         items = self.compile(schema.get("items", True), f"{path}/items")
