@@ -29,6 +29,7 @@ class Decoded:
     finished: bool = False
     removed_mass: list[float] = field(default_factory=list)
     mask_us: list[float] = field(default_factory=list)
+    allowed_counts: list[int] = field(default_factory=list)
     attempts: int = 1
 
     @property
@@ -60,12 +61,12 @@ def sample_answer(model, rng: np.random.Generator, constraint=None, max_tokens: 
     for _ in range(max_tokens):
         logits = model.logits(out.text, rng)
         if constraint is None:
-            allowed = everything
-            out.mask_us.append(0.0)
+            allowed = everything  # no mask, so no mask time either: mask_us stays empty
         else:
             t0 = time.perf_counter_ns()
             allowed = constraint.mask(state)
             out.mask_us.append((time.perf_counter_ns() - t0) / 1000.0)
+        out.allowed_counts.append(int(np.count_nonzero(allowed)))
         # How much of the model's own belief the mask throws away at this step.
         out.removed_mass.append(float(1 - masked_softmax(logits, everything)[allowed].sum()))
         token_id = int(rng.choice(len(logits), p=masked_softmax(logits, allowed)))

@@ -79,3 +79,66 @@ def json_mode_task() -> Task:
 def strict_no_age_task() -> Task:
     """The strict person schema with the model that leaves out the age: it must invent one."""
     return Task("strict_no_age", "schema", copy.deepcopy(PERSON_SCHEMA), NO_AGE_REFERENCE, schema_depth=1)
+
+
+# The nested family: level 1 is the person schema; each deeper level adds a required "child".
+_NESTED_PEOPLE = [("Ada", 36, "cat"), ("Bo", 7, "dog"), ("Cy", 3, "cat"), ("Di", 20, "dog"), ("Ed", 17, "cat"),
+                  ("Flo", 42, "dog"), ("Gus", 5, "cat"), ("Hal", 9, "dog")]
+MAX_NESTED_DEPTH = 32
+
+
+def nested_schema(depth: int) -> dict:
+    """Objects nested `depth` levels deep, each with typed fields and required keys."""
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_NESTED_DEPTH:
+        raise ValueError(f"schema_depth must be an integer from 1 to {MAX_NESTED_DEPTH}, got {depth!r}")
+    schema = copy.deepcopy(PERSON_SCHEMA)
+    for _ in range(depth - 1):
+        outer = copy.deepcopy(PERSON_SCHEMA)
+        outer["properties"]["child"] = schema
+        outer["required"] = ["name", "age", "child"]
+        schema = outer
+    return schema
+
+
+def nested_reference(depth: int) -> str:
+    """The answer the toy model copies at this depth; depth 1 is the lesson's person answer."""
+    nested_schema(depth)  # validates depth
+    text = ""
+    for level in reversed(range(depth)):
+        name, age, pet = _NESTED_PEOPLE[level % len(_NESTED_PEOPLE)]
+        child = f', "child": {text}' if text else ""
+        text = f'{{"name": "{name}", "age": {age}, "pets": ["{pet}"]{child}}}'
+    return text
+
+
+def nested_task(depth: int) -> Task:
+    return Task("nested", "schema", nested_schema(depth), nested_reference(depth), schema_depth=depth)
+
+
+def file_task(path: str, reference: str, kind: str = "schema", opening: str | None = None) -> Task:
+    """A schema (JSON file) or pattern (text file) read from disk, with the answer the toy model copies."""
+    import json
+    from pathlib import Path
+
+    from .schema import SchemaChecker
+
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"task file {str(p)!r} does not exist")
+    text = p.read_text(encoding="utf-8")
+    if kind == "schema":
+        try:
+            spec = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"schema file {str(p)!r} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+        SchemaChecker(spec)  # unsupported keywords are declared now, not at the first token
+    elif kind == "pattern":
+        spec = text.rstrip("\n")
+        compile_pattern(spec)
+    else:
+        raise ValueError(f"task file kind must be 'schema' or 'pattern', got {kind!r}")
+    if not reference:
+        raise ValueError("a file task needs a reference answer for the toy model to copy (task.reference)")
+    task = Task(p.stem, kind, spec, reference, opening=opening or reference[0])
+    task.referee()  # a schema the referee cannot read is an error now
+    return task

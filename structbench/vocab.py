@@ -65,6 +65,24 @@ class Vocabulary:
     def trie(self) -> "TokenTrie":
         return TokenTrie(self)
 
+    def encode_greedy(self, text: str) -> list[int]:
+        """Spell `text` with the longest token at each position (how a tokenizer usually prefers pieces)."""
+        ids, i = [], 0
+        while i < len(text):
+            node, best, j = 0, None, i
+            while j < len(text):
+                node = self.trie.children[node].get(text[j])
+                if node is None:
+                    break
+                j += 1
+                if self.trie.ends[node]:
+                    best = (self.trie.ends[node][0], j)
+            if best is None:
+                raise VocabularyError(f"vocabulary {self.name!r} cannot spell {text[i]!r} at position {i} of {text!r}")
+            ids.append(best[0])
+            i = best[1]
+        return ids
+
 
 class TokenTrie:
     """Every non-end token in one prefix tree: `children[node]` maps a character
@@ -110,3 +128,33 @@ TOY_TOKENS: list[str] = _SINGLE + _MULTI + [EOS]
 def toy_vocabulary() -> Vocabulary:
     """The lesson's 83-token vocabulary, in the lesson's order (the order fixes the random draws)."""
     return Vocabulary(TOY_TOKENS, EOS, name="toy")
+
+
+# Characters the synthetic pieces are made of: what the tasks' answers are written with.
+_SYNTHETIC_ALPHABET = list('{}[]":, -.') + list("0123456789") + list("abcdefghijklmnopqrstuvwxyz") + list("ADEU")
+
+
+def synthetic_vocabulary(size: int, seed: int = 0) -> Vocabulary:
+    """The toy vocabulary extended to `size` tokens with synthetic multi-character pieces.
+
+    Pieces are 2 to 6 characters drawn from the answers' alphabet by a generator
+    seeded with `seed`, so the same (size, seed) always gives the same tokens in the
+    same order. The toy tokens keep their ids; the end token stays last.
+    """
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+        raise VocabularyError(f"synthetic vocabulary size must be an integer, got {size!r}")
+    base = TOY_TOKENS[:-1]
+    if size < len(TOY_TOKENS):
+        raise VocabularyError(f"synthetic vocabulary size must be at least the toy vocabulary's {len(TOY_TOKENS)}, got {size}")
+    rng = np.random.default_rng(seed)
+    tokens, seen = list(base), set(base)
+    alphabet = np.array(_SYNTHETIC_ALPHABET)
+    while len(tokens) < size - 1:
+        need = size - 1 - len(tokens)
+        lengths = rng.integers(2, 7, size=need)
+        for length in lengths:
+            piece = "".join(rng.choice(alphabet, size=int(length)))
+            if piece not in seen and piece != EOS:
+                seen.add(piece)
+                tokens.append(piece)
+    return Vocabulary(tokens + [EOS], EOS, name="synthetic")

@@ -1,0 +1,68 @@
+"""speed: walk the task's reference answer token by token under a masking strategy and time every mask.
+
+No model and no sampling: the same fixed, valid answer for every strategy, so
+the per-step times compare like with like. Each step's mask is checked to
+allow the answer's next token before anything is reported. `n` walks per
+trial over one compiled constraint: walk 0 pays any lazy mask building,
+later walks show the warm cost.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from tqdm import tqdm
+
+from structbench.strategies import compile_constraint
+
+
+class WalkError(RuntimeError):
+    """A strategy refused a token of the task's own valid reference answer."""
+
+
+def run(settings: dict, trial, progress: bool = False) -> list[dict]:
+    strategy = settings["strategy"]["name"]
+    if strategy in ("none", "retry"):
+        raise ValueError(f"the speed experiment times masks; strategy {strategy!r} builds none (use naive or tabled)")
+    vocab, task = trial.vocab, trial.task
+    if not task.referee()(task.reference):
+        raise WalkError(f"task {task.name!r}: its reference answer is not valid under its own referee")
+    token_ids = vocab.encode_greedy(task.reference) + [vocab.eos_id]
+    t0 = time.perf_counter()
+    constraint = compile_constraint(task, vocab, strategy)
+    compile_ms = (time.perf_counter() - t0) * 1000
+    compile_work = constraint.work.chars
+    rows = []
+    for sample in tqdm(range(settings["n"]), desc=trial.label, disable=not progress, leave=False):
+        chars0, reads0 = constraint.work.chars, constraint.work.reads
+        mask_us, allowed_counts = [], []
+        t_walk = time.perf_counter()
+        state = constraint.start()
+        for step, tid in enumerate(token_ids):
+            t = time.perf_counter_ns()
+            allowed = constraint.mask(state)
+            mask_us.append((time.perf_counter_ns() - t) / 1000.0)
+            allowed_counts.append(int(np.count_nonzero(allowed)))
+            if not allowed[tid]:
+                raise WalkError(f"strategy {strategy!r} refused token {vocab.tokens[tid]!r} at step {step} "
+                                f"of the reference answer {task.reference!r}")
+            if tid != vocab.eos_id:
+                state = constraint.advance(state, tid)
+        rows.append({
+            "sample": sample,
+            "text": task.reference,
+            "finished": True,
+            "category": "valid",
+            "n_tokens": len(token_ids) - 1,
+            "attempts": 1,
+            "removed_mass": [],
+            "mask_us": mask_us,
+            "allowed_counts": allowed_counts,
+            "compile_ms": compile_ms,
+            "compile_work_chars": compile_work,
+            "work_chars": constraint.work.chars - chars0,
+            "work_reads": constraint.work.reads - reads0,
+            "wall_ms": (time.perf_counter() - t_walk) * 1000,
+        })
+    return rows

@@ -1,0 +1,100 @@
+"""Trial settings (a plain dict, as Hydra composes it) -> the objects a trial runs on.
+
+Every check here fails with a message naming the setting that was wrong, before
+anything is sampled or written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from .strategies import STRATEGIES, check_attempts
+from .sampling import check_budget
+from .tasks import age_task, file_task, json_mode_task, nested_task, person_task, strict_no_age_task
+from .toy_model import ToyModel
+from .vocab import synthetic_vocabulary, toy_vocabulary
+
+# Keys that say where and how to run a trial, not what it computes: left out of its identity.
+RUN_KEYS = ("results_dir", "force", "progress", "experiment")
+
+TASKS = {
+    "age": lambda cfg: age_task(),
+    "person": lambda cfg: person_task(),
+    "nested": lambda cfg: nested_task(cfg.get("schema_depth", 1)),
+    "json_mode": lambda cfg: json_mode_task(),
+    "strict_no_age": lambda cfg: strict_no_age_task(),
+    "file": lambda cfg: file_task(cfg.get("path") or "", cfg.get("reference") or "", cfg.get("kind", "schema")),
+}
+VOCABS = ("toy", "synthetic")
+MODELS = ("toy",)
+EXPERIMENT_KINDS = ("validity", "speed")
+
+
+class SettingsError(ValueError):
+    """A trial setting that cannot be used."""
+
+
+def _choice(value, options, what: str) -> str:
+    if value not in options:
+        raise SettingsError(f"unknown {what} {value!r}; choose one of: {', '.join(options)}")
+    return value
+
+
+def trial_identity(settings: dict) -> dict:
+    return {k: v for k, v in settings.items() if k not in RUN_KEYS}
+
+
+def trial_id(settings: dict) -> str:
+    """A hash of the trial's settings only: same settings, same id, same part file."""
+    canonical = json.dumps(trial_identity(settings), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def build_task(cfg: dict):
+    name = _choice(cfg.get("name"), tuple(TASKS), "task")
+    try:
+        return TASKS[name](cfg)
+    except SettingsError:
+        raise
+    except ValueError as e:
+        raise SettingsError(f"task {name!r}: {e}") from None
+
+
+def build_vocab(cfg: dict):
+    name = _choice(cfg.get("name"), VOCABS, "vocabulary")
+    if name == "toy":
+        if cfg.get("size") not in (None, 83):
+            raise SettingsError("the toy vocabulary has 83 tokens; use vocab=synthetic to choose vocab.size")
+        return toy_vocabulary()
+    try:
+        return synthetic_vocabulary(cfg.get("size"), cfg.get("seed", 0))
+    except ValueError as e:
+        raise SettingsError(f"vocabulary 'synthetic': {e}") from None
+
+
+def build_model(cfg: dict, task, vocab):
+    _choice(cfg.get("name"), MODELS, "model")
+    try:
+        return ToyModel(task.reference, vocab, skill=cfg.get("skill", 8.0), noise=cfg.get("noise", 1.0),
+                        chatter=cfg.get("chatter", 6.0))
+    except ValueError as e:
+        raise SettingsError(str(e)) from None
+
+
+def check_settings(settings: dict) -> dict:
+    """Validate the scalar settings; return them unchanged."""
+    _choice(settings.get("kind"), EXPERIMENT_KINDS, "experiment kind")
+    _choice((settings.get("strategy") or {}).get("name"), STRATEGIES, "strategy")
+    n = settings.get("n")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise SettingsError(f"n (answers per trial) must be an integer >= 1, got {n!r}")
+    seed = settings.get("seed")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise SettingsError(f"seed must be an integer >= 0, got {seed!r}")
+    try:
+        check_budget(settings.get("max_tokens"))
+        check_attempts(settings.get("max_attempts"))
+    except ValueError as e:
+        raise SettingsError(str(e)) from None
+    return settings
