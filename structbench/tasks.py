@@ -137,6 +137,8 @@ def file_task(path: str, reference: str, kind: str = "schema", opening: str | No
         compile_pattern(spec)
     else:
         raise ValueError(f"task file kind must be 'schema' or 'pattern', got {kind!r}")
+    if not isinstance(reference, str):
+        raise ValueError("task.reference must be a string; on the command line quote it: task.reference='{\"x\": 1}'")
     if not reference:
         raise ValueError("a file task needs a reference answer for the toy model to copy (task.reference)")
     task = Task(p.stem, kind, spec, reference, opening=opening or reference[0])
