@@ -32,10 +32,10 @@ def run(settings: dict, trial, progress: bool = False) -> list[dict]:
     t0 = time.perf_counter()
     constraint = compile_constraint(task, vocab, strategy)
     compile_ms = (time.perf_counter() - t0) * 1000
-    compile_work = constraint.work.chars
+    compile_work, compile_masks = constraint.work.chars, constraint.work.masks_built
     rows = []
     for sample in tqdm(range(settings["n"]), desc=trial.label, disable=not progress, leave=False):
-        chars0, reads0 = constraint.work.chars, constraint.work.reads
+        chars0, reads0, built0 = constraint.work.chars, constraint.work.reads, constraint.work.masks_built
         mask_us, allowed_counts = [], []
         t_walk = time.perf_counter()
         state = constraint.start()
@@ -63,6 +63,8 @@ def run(settings: dict, trial, progress: bool = False) -> list[dict]:
             "compile_work_chars": compile_work,
             "work_chars": constraint.work.chars - chars0,
             "work_reads": constraint.work.reads - reads0,
+            "compile_masks": compile_masks,
+            "masks_built": constraint.work.masks_built - built0,
             "wall_ms": (time.perf_counter() - t_walk) * 1000,
         })
     return rows

@@ -11,27 +11,28 @@ from structbench.referees import categorize
 from structbench.strategies import compile_constraint, generate
 
 
-def run(settings: dict, trial, progress: bool = False) -> list[dict]:
-    strategy = settings["strategy"]["name"]
+def answer_rows(task, vocab, model, strategy: str, n: int, seed: int, max_tokens: int, max_attempts: int,
+                progress: bool = False, desc: str = "") -> list[dict]:
+    """n answers from a generator seeded `seed`, one row each (the columns that vary per answer)."""
     t0 = time.perf_counter()
-    constraint = compile_constraint(trial.task, trial.vocab, strategy)
+    constraint = compile_constraint(task, vocab, strategy)
     compile_ms = (time.perf_counter() - t0) * 1000
     work = constraint.work if constraint is not None else None
-    compile_work = work.chars if work else 0
-    referee = trial.task.referee()
-    rng = np.random.default_rng(settings["seed"])
+    compile_work, compile_masks = (work.chars, work.masks_built) if work else (0, 0)
+    referee = task.referee()
+    rng = np.random.default_rng(seed)
     rows = []
-    for sample in tqdm(range(settings["n"]), desc=trial.label, disable=not progress, leave=False):
-        chars0, reads0 = (work.chars, work.reads) if work else (0, 0)
+    for sample in tqdm(range(n), desc=desc, disable=not progress, leave=False):
+        chars0, reads0, built0 = (work.chars, work.reads, work.masks_built) if work else (0, 0, 0)
         t = time.perf_counter()
-        answer = generate(trial.model, rng, strategy, constraint, referee, settings["max_tokens"], settings["max_attempts"])
+        answer = generate(model, rng, strategy, constraint, referee, max_tokens, max_attempts)
         wall_ms = (time.perf_counter() - t) * 1000
         valid = referee(answer.text)
         rows.append({
             "sample": sample,
             "text": answer.text,
             "finished": answer.finished,
-            "category": categorize(answer.text, answer.finished, valid, trial.task.opening),
+            "category": categorize(answer.text, answer.finished, valid, task.opening),
             "n_tokens": answer.n_tokens,
             "attempts": answer.attempts,
             "removed_mass": answer.removed_mass,
@@ -41,6 +42,13 @@ def run(settings: dict, trial, progress: bool = False) -> list[dict]:
             "compile_work_chars": compile_work,
             "work_chars": (work.chars - chars0) if work else 0,
             "work_reads": (work.reads - reads0) if work else 0,
+            "compile_masks": compile_masks,
+            "masks_built": (work.masks_built - built0) if work else 0,
             "wall_ms": wall_ms,
         })
     return rows
+
+
+def run(settings: dict, trial, progress: bool = False) -> list[dict]:
+    return answer_rows(trial.task, trial.vocab, trial.model, settings["strategy"]["name"], settings["n"],
+                       settings["seed"], settings["max_tokens"], settings["max_attempts"], progress, trial.label)

@@ -28,7 +28,8 @@ TASKS = {
 }
 VOCABS = ("toy", "synthetic")
 MODELS = ("toy",)
-EXPERIMENT_KINDS = ("validity", "speed")
+EXPERIMENT_KINDS = ("validity", "speed", "lesson")
+LESSON_PARTS = ("first_step", "mask_table", "distortion", "formulas", "length", "retry", "work")
 
 
 class SettingsError(ValueError):
@@ -84,7 +85,11 @@ def build_model(cfg: dict, task, vocab):
 
 def check_settings(settings: dict) -> dict:
     """Validate the scalar settings; return them unchanged."""
-    _choice(settings.get("kind"), EXPERIMENT_KINDS, "experiment kind")
+    kind = _choice(settings.get("kind"), EXPERIMENT_KINDS, "experiment kind")
+    if kind == "lesson":
+        _choice(settings.get("part"), LESSON_PARTS, "lesson part")
+    elif settings.get("part") is not None:
+        raise SettingsError(f"part={settings['part']!r} is only used by kind=lesson, not kind={kind}")
     _choice((settings.get("strategy") or {}).get("name"), STRATEGIES, "strategy")
     n = settings.get("n")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:

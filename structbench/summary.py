@@ -36,7 +36,7 @@ def validity_summary(df: pd.DataFrame) -> pd.DataFrame:
 
 def mask_time_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Median and p95 mask microseconds per step, per masking strategy (and vocabulary size where it varies)."""
-    df = df[df["mask_us"].map(len) > 0]  # unconstrained answers build no masks
+    df = df[df["mask_us"].map(lambda v: v is not None and len(v) > 0)]  # unconstrained answers build no masks
     if df.empty:
         return pd.DataFrame()
     keys = ["strategy"] + (["vocab_size"] if df["vocab_size"].nunique() > 1 else [])
