@@ -77,6 +77,8 @@ class _MachineConstraint:
         if token_id == self.vocab.eos_id:
             raise TokenRejected("the end token finishes the answer; there is no state after it")
         step = self.machine.step
+        if self.vocab.tokens[token_id] is None:
+            raise TokenRejected(f"token id {token_id} is not text (a special token or part of a character)")
         for ch in self.vocab.tokens[token_id]:
             state = step(state, ch)
             if state is None:
@@ -92,7 +94,7 @@ class NaiveConstraint(_MachineConstraint):
         allowed = np.zeros(len(tokens), dtype=bool)
         chars = 0
         for tid, token in enumerate(tokens):
-            if tid == eos_id:
+            if tid == eos_id or token is None:  # a token that is not text is never allowed
                 continue
             s = state
             for ch in token:

@@ -197,11 +197,24 @@ class SchemaChecker:
     """Reads JSON one character at a time against a schema. `step` returns the new
     stack or None when no valid value starts this way."""
 
-    def __init__(self, schema):
-        self.schema = schema
+    KEY_ORDERS = ("any", "schema")
+
+    def __init__(self, schema, key_order: str = "any"):
+        """key_order "any" (the lesson's): an object's keys in any order, each once. "schema": the
+        properties in the order the schema lists them, optional ones skippable (the convention of
+        xgrammar, llguidance and outlines-core); objects with properties must then be strict."""
+        if key_order not in self.KEY_ORDERS:
+            raise ValueError(f"key_order must be one of {self.KEY_ORDERS}, got {key_order!r}")
+        self.schema, self.key_order = schema, key_order
         compiler = _Compiler()
         self.root = compiler.compile(schema, "#")
         self.nodes = compiler.nodes
+        if key_order == "schema":
+            for node in self.nodes:
+                if node.properties and not node.strict:
+                    raise UnsupportedSchema("additionalProperties", "#", "key_order=schema needs objects with "
+                                            "properties to set additionalProperties: false")
+        self._ordered = key_order == "schema"
 
     def start(self) -> Stack:
         return (Frame("root", self.root, "value"),)
@@ -213,13 +226,26 @@ class SchemaChecker:
         return NUMBER_DFA if "number" in types else INTEGER_DFA
 
     def _unseen(self, frame: Frame) -> list[str]:
-        return [name for name, _ in self.nodes[frame.node].properties if name not in frame.seen]
+        """The property names that may come next."""
+        props = self.nodes[frame.node].properties
+        if not self._ordered:
+            return [name for name, _ in props if name not in frame.seen]
+        # In schema order: any later property, up to and including the first required one.
+        required, out = self.nodes[frame.node].required, []
+        for name, _ in props[frame.at:]:
+            out.append(name)
+            if name in required:
+                break
+        return out
 
     def _may_add_key(self, frame: Frame) -> bool:
         return not self.nodes[frame.node].strict or bool(self._unseen(frame))
 
     def _may_close(self, frame: Frame) -> bool:
-        return self.nodes[frame.node].required <= frame.seen
+        node = self.nodes[frame.node]
+        if self._ordered:
+            return not any(name in node.required for name, _ in node.properties[frame.at:])
+        return node.required <= frame.seen
 
     def _open_value(self, stack: Stack, node_id: int, ch: str) -> Stack | None:
         """The first character of a value decides which kind of frame to push."""
@@ -242,7 +268,7 @@ class SchemaChecker:
         stack = stack[:-1]
         parent = stack[-1]
         if parent.kind == "object":
-            seen = parent.seen | {parent.text} if self.nodes[parent.node].tracks_keys else parent.seen
+            seen = parent.seen | {parent.text} if self.nodes[parent.node].tracks_keys and not self._ordered else parent.seen
             return stack[:-1] + (parent._replace(phase="after_value", seen=seen),)
         return stack[:-1] + (parent._replace(phase="done" if parent.kind == "root" else "after_value"),)
 
@@ -308,6 +334,9 @@ class SchemaChecker:
             if phase == "key":
                 if ch == '"':
                     ok = not node.strict or top.text in self._unseen(top)
+                    if ok and self._ordered and node.properties:
+                        at = next(i for i, (name, _) in enumerate(node.properties) if name == top.text) + 1
+                        return rest + (top._replace(phase="colon", at=at),)
                     return rest + (top._replace(phase="colon"),) if ok else None
                 if ch == "\\" or ord(ch) < 32:
                     return None

@@ -22,16 +22,24 @@ class VocabularyError(ValueError):
 class Vocabulary:
     """An ordered list of tokens with one designated end token.
 
-    Token ids are positions in `tokens`. `trie` shares prefixes between tokens
-    so that masks can walk many tokens through a machine at once.
+    Token ids are positions in `tokens`. A token is its text (`str`), or None
+    for a token no answer may contain: a special token other than the end
+    token, or (in a real byte-level vocabulary) a piece of a UTF-8 character
+    that is not text on its own. `token_bytes` keeps a real vocabulary's bytes
+    for the engines; `encoder` spells a text the way the real tokenizer does.
+    `trie` shares prefixes between tokens so that masks can walk many tokens
+    through a machine at once.
     """
 
-    def __init__(self, tokens: list[str], eos: str = EOS, name: str = "custom"):
+    def __init__(self, tokens: list, eos: str = EOS, name: str = "custom", token_bytes: list | None = None,
+                 encoder=None):
         tokens = list(tokens)
         if eos not in tokens:
             raise VocabularyError(f"vocabulary {name!r} has no end token {eos!r}; every constrained answer needs one to finish")
         seen: set[str] = set()
         for i, t in enumerate(tokens):
+            if t is None:
+                continue
             if not isinstance(t, str):
                 raise VocabularyError(f"vocabulary {name!r}: token {i} is {type(t).__name__}, not str")
             if t == "":
@@ -39,9 +47,14 @@ class Vocabulary:
             if t in seen:
                 raise VocabularyError(f"vocabulary {name!r}: token {t!r} appears twice")
             seen.add(t)
+        if token_bytes is not None and len(token_bytes) != len(tokens):
+            raise VocabularyError(f"vocabulary {name!r}: {len(token_bytes)} byte strings for {len(tokens)} tokens")
         self.tokens, self.eos, self.name = tokens, eos, name
         self.eos_id = tokens.index(eos)
-        self.index = {t: i for i, t in enumerate(tokens)}
+        self.index = {t: i for i, t in enumerate(tokens) if t is not None}
+        self.token_bytes = token_bytes if token_bytes is not None else [
+            b"" if t is None else t.encode("utf-8") for t in tokens]
+        self.encoder = encoder
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -53,8 +66,21 @@ class Vocabulary:
         return f"Vocabulary({self.name!r}, {len(self)} tokens, eos={self.eos!r})"
 
     def text_of(self, token_id: int) -> str:
-        """The text a token writes; the end token writes nothing."""
-        return "" if token_id == self.eos_id else self.tokens[token_id]
+        """The text a token writes; the end token (and a token that is not text) writes nothing."""
+        return "" if token_id == self.eos_id else self.tokens[token_id] or ""
+
+    def cut(self, size: int) -> "Vocabulary":
+        """The first `size` - 1 tokens and the end token: a real vocabulary at a smaller size."""
+        if size < 2 or size > len(self):
+            raise VocabularyError(f"cannot cut vocabulary {self.name!r} of {len(self)} tokens to {size}")
+        keep = [i for i in range(size - 1) if i != self.eos_id][: size - 1]
+        ids = keep + [self.eos_id]
+        return Vocabulary([self.tokens[i] for i in ids], self.eos, name=self.name,
+                          token_bytes=[self.token_bytes[i] for i in ids])
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids for a reference answer: the real tokenizer's spelling where there is one."""
+        return self.encoder(text) if self.encoder is not None else self.encode_greedy(text)
 
     @cached_property
     def lengths(self) -> np.ndarray:
@@ -92,7 +118,7 @@ class TokenTrie:
         self.children: list[dict[str, int]] = [{}]
         self.ends: list[list[int]] = [[]]
         for tid, token in enumerate(vocab.tokens):
-            if tid == vocab.eos_id:
+            if tid == vocab.eos_id or token is None:
                 continue
             node = 0
             for ch in token:
