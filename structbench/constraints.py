@@ -11,11 +11,11 @@ pushdown checker. States are hashable, so masks can be memoised by state.
 
 * :class:`NaiveConstraint` walks every token through the machine at every step
   (the lesson's SchemaConstraint way).
-* :class:`TabledConstraint` computes the mask for a state once, by walking the
-  vocabulary's prefix tree through the machine, and reads it back afterwards.
-  For a pattern every state is tabled up front (the lesson's mask table); for a
-  schema, masks are memoised by the whole stack, which is exactly the state a
-  token's fate depends on.
+* :class:`TabledConstraint` computes the mask for a state once, by one
+  vectorised walk of the whole vocabulary, and reads it back afterwards. For a
+  pattern or a non-recursive schema every reachable state is tabled up front
+  (the lesson's mask table); otherwise masks are memoised by the whole stack,
+  which is exactly the state a token's fate depends on.
 
 `work` counts what each spends: `chars`, the machine steps taken building
 masks (the quantity the lesson's mask_cost formula predicts), and `reads`, the
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .dense import LazyDense, TooManyStates, machine_boundaries, pack_bits, pattern_boundaries
 from .patterns import DFA
 from .vocab import Vocabulary
 
@@ -133,35 +134,84 @@ def trie_mask(machine, vocab: Vocabulary, state) -> tuple[np.ndarray, int]:
     return allowed, chars
 
 
-class TabledConstraint(_MachineConstraint):
-    """Masks computed once per state and read back after that."""
+class TabledConstraint:
+    """Masks computed once per machine state, by one vectorised walk of the whole vocabulary, then
+    read back. States are numbered by a :class:`~structbench.dense.LazyDense`; with `eager`, every
+    reachable state is enumerated and tabled at compile time (patterns, non-recursive schemas), so a
+    step is a row lookup; otherwise each state is tabled the first time it is met."""
 
-    def __init__(self, machine, vocab: Vocabulary, states=None):
-        super().__init__(machine, vocab)
-        self.table: dict = {}
-        for state in states or ():
-            self._build(state)
+    def __init__(self, machine, vocab: Vocabulary, boundaries, eager: bool = False, max_states: int = 5000):
+        self.machine, self.vocab = machine, vocab
+        self.work = WorkCounter()
+        self.dense = LazyDense(machine, boundaries)
+        self.table: dict[int, np.ndarray] = {}
+        self._bits: dict[int, np.ndarray] = {}
+        self.eager = False
+        if eager:
+            try:
+                self.dense.expand_all(max_states)
+                self.eager = True
+            except TooManyStates:
+                pass  # too many to table up front: table each state when first met
+            if self.eager:
+                for state in range(len(self.dense.states)):
+                    self._build(state)
 
-    def _build(self, state) -> np.ndarray:
-        allowed, chars = trie_mask(self.machine, self.vocab, state)
+    def start(self) -> int:
+        return self.dense.start
+
+    def can_end(self, state: int) -> bool:
+        return bool(self.dense.accepting[state])
+
+    def advance(self, state: int, token_id: int) -> int:
+        text = self.vocab.tokens[token_id]
+        if token_id == self.vocab.eos_id or text is None:
+            raise TokenRejected(f"token id {token_id} writes no text; there is no state after it")
+        for ch in text:
+            state = self.dense.step(state, ch)
+            if state is None:
+                raise TokenRejected(f"token {text!r} (id {token_id}) is not allowed here")
+        return state
+
+    def _build(self, state: int) -> np.ndarray:
+        allowed, steps = self.dense.mask(state, self.vocab)
         allowed.flags.writeable = False  # shared by every step that reaches this state
         self.table[state] = allowed
-        self.work.chars += chars
+        self._bits[state] = pack_bits(allowed)
+        self.work.chars += steps
         self.work.masks_built += 1
         return allowed
 
-    def mask(self, state) -> np.ndarray:
+    def mask(self, state: int) -> np.ndarray:
         allowed = self.table.get(state)
         if allowed is None:
             allowed = self._build(state)
         self.work.reads += len(allowed)
         return allowed
 
+    def mask_bits(self, state: int) -> np.ndarray:
+        """The same mask as int32 words, token i at bit i % 32 of word i // 32."""
+        bits = self._bits.get(state)
+        if bits is None:
+            self._build(state)
+            bits = self._bits[state]
+        self.work.reads += len(self.vocab)
+        return bits
+
+
+def pattern_constraint(dfa: DFA, vocab: Vocabulary) -> TabledConstraint:
+    return TabledConstraint(PatternMachine(dfa), vocab, pattern_boundaries(dfa), eager=True)
+
+
+def schema_constraint(checker, vocab: Vocabulary, eager: bool = True) -> TabledConstraint:
+    return TabledConstraint(checker, vocab, machine_boundaries(checker.special_chars()), eager=eager and checker.is_finite())
+
 
 def mask_table(dfa: DFA, vocab: Vocabulary) -> np.ndarray:
-    """The lesson's table: row s is the allowed-token mask at state s, for every state of the DFA."""
-    tabled = TabledConstraint(PatternMachine(dfa), vocab, states=range(dfa.n_states))
-    return np.stack([tabled.table[s] for s in range(dfa.n_states)])
+    """The lesson's table: row s is the allowed-token mask at DFA state s, for every state."""
+    tabled = pattern_constraint(dfa, vocab)
+    rows = {tabled.dense.states[i]: tabled.table[i] for i in range(len(tabled.dense.states))}
+    return np.stack([rows[s] for s in range(dfa.n_states)])
 
 
 def allowed_tokens(dfa: DFA, state, vocab: Vocabulary) -> list[str]:

@@ -110,8 +110,10 @@ def _strategies(df: pd.DataFrame) -> list[str]:
     return [s for s in STRATEGY_ORDER if s in present] + sorted(present - set(STRATEGY_ORDER))
 
 
-def _token_label(token: str) -> str:
-    return "end" if token == EOS else repr(token)
+def _token_label(token: str, spaces: bool = False) -> str:
+    if token == EOS:
+        return "end"
+    return repr(_visible(token)) if spaces else repr(token)
 
 
 def _visible(text: str) -> str:
@@ -181,7 +183,7 @@ def fig_validity_vs_length(df: pd.DataFrame) -> plt.Figure:
     if not p98.empty:
         y10 = float(p98["y"].iloc[0])
         ax.plot([10], [y10], "o", color=INK, ms=4, zorder=4)
-        ax.annotate(f"10 tokens at 98%: {y10:.2f}", (10, y10), (195, 0.64), fontsize=8, ha="right", va="center",
+        ax.annotate(f"10 tokens at 98%: {y10:.2f}", (10, y10), (60, 0.73), fontsize=8, ha="left", va="center",
                     arrowprops=dict(arrowstyle="-", color=MUTED), zorder=3,
                     bbox=dict(facecolor="white", edgecolor="none", pad=1))
     pts = pd.DataFrame([{"x": x, **_share(g["category"])} for x, g in measured.groupby("x", sort=True)])
@@ -270,10 +272,11 @@ def fig_mask_table(df: pd.DataFrame) -> plt.Figure:
     tokens = rows.drop_duplicates("x").set_index("x")["label"]
     states = rows.drop_duplicates("sample").set_index("sample")["series"].sort_index()
     shown = [j for j in table.columns if table[j].max() > 0]
-    shown += [j for j in tokens.index[tokens.isin(["Sure", "x"])] if j not in shown]
+    by_token = {t: j for j, t in tokens.items()}
+    shown += [by_token[t] for t in ("Sure", "x") if t in by_token and by_token[t] not in shown]
     fig, ax = plt.subplots(figsize=(9, 4.6))
     ax.imshow(table[shown].to_numpy(), cmap="Blues", vmin=0, vmax=1.3, aspect="auto", interpolation="nearest")
-    ax.set_xticks(range(len(shown)), [_token_label(tokens[j]) for j in shown], rotation=90, fontsize=8)
+    ax.set_xticks(range(len(shown)), [_token_label(tokens[j], spaces=True) for j in shown], rotation=90, fontsize=8)
     ax.set_yticks(range(len(states)), [_visible(s) for s in states], fontsize=8)
     ax.set_xticks(np.arange(-0.5, len(shown), 1), minor=True)
     ax.set_yticks(np.arange(-0.5, len(states), 1), minor=True)
@@ -281,8 +284,8 @@ def fig_mask_table(df: pd.DataFrame) -> plt.Figure:
     ax.tick_params(which="minor", length=0)
     for side in ax.spines.values():
         side.set_visible(False)
-    ax.set_xlabel("token (every token allowed somewhere, plus two that never are)")
-    ax.set_ylabel("state, named by the text that reaches it (␣ = space)")
+    ax.set_xlabel("token (every token allowed somewhere, plus two that never are; ␣ = space)")
+    ax.set_ylabel("state, named by the text that reaches it")
     ax.set_title("The age pattern's mask table, computed once before generation")
     cmap = plt.get_cmap("Blues")
     ax.legend(handles=[Patch(color=cmap(1 / 1.3), label="allowed"), Patch(facecolor=cmap(0.0), edgecolor=MUTED, lw=0.5, label="masked out")],
@@ -379,9 +382,10 @@ def fig_retry(df: pd.DataFrame) -> plt.Figure:
         lesson = g[np.isclose(g["noise"], 1.0)]
         if not lesson.empty:
             r = lesson.iloc[0]
-            dx, dy = (0.06, 1.8) if r["p"] > 0.4 else (0.08, 2.6)
-            ax.annotate(f"{task}, noise 1 (the lesson): p = {r['p']:.3f}, {r['attempts']:.2f} tries (1/p = {1 / r['p']:.2f})",
-                        (r["p"], r["attempts"]), (r["p"] + dx, r["attempts"] + dy), fontsize=7.5,
+            # Text where the chart is empty: right of the curve for a likely answer, low on the left for an unlikely one.
+            where = (min(r["p"] + 0.05, 0.7), r["attempts"] + 2.2) if r["p"] > 0.4 else (0.01, 0.9)
+            ax.annotate(f"{task}, noise 1 (the lesson's setting):\np = {r['p']:.3f}, {r['attempts']:.2f} tries; 1/p = {1 / r['p']:.2f}",
+                        (r["p"], r["attempts"]), where, fontsize=7.5, ha="left", va="center",
                         arrowprops=dict(arrowstyle="-", color=MUTED), zorder=3,
                         bbox=dict(facecolor="white", edgecolor="none", pad=1))
     caps = sorted(pts["max_attempts"].unique())
@@ -411,7 +415,7 @@ def fig_sweep_noise(df: pd.DataFrame) -> plt.Figure:
     strategies = _strategies(df)
     noises = sorted(df["noise"].unique())
     step = min(np.diff(noises)) if len(noises) > 1 else 1.0
-    shift = _dodge(strategies, 0.06 * step)
+    shift = _dodge(strategies, 0.1 * step)
     fig, axes = plt.subplots(1, len(tasks), figsize=(5.2 * len(tasks), 3.9), sharey=True, squeeze=False)
     for ax, task in zip(axes[0], tasks):
         for s in strategies:
@@ -441,35 +445,40 @@ def fig_sweep_noise(df: pd.DataFrame) -> plt.Figure:
 
 
 def fig_sweep_depth(df: pd.DataFrame) -> plt.Figure:
-    """Valid share vs nested-schema depth, per strategy, with 95% Wilson intervals; cut-off share beside it."""
+    """Valid share vs nested-schema depth per strategy (95% Wilson intervals); beside it, how long the answers got."""
     if df.empty:
         raise MissingRows("no answers")
     strategies = _strategies(df)
-    shift = _dodge(strategies, 0.07)
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 3.9), gridspec_kw={"width_ratios": [3, 2]})
+    shift = _dodge(strategies, 0.1)
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10.5, 4.0), gridspec_kw={"width_ratios": [3, 2]})
     for s in strategies:
         g = df[df["strategy"] == s]
         rows = []
         for d, h in g.groupby("schema_depth", sort=True):
-            rows.append({"depth": d, **_share(h["category"]), "cut": float((h["category"] == "cut_off").mean()),
-                         "tokens": float(h["n_tokens"].mean())})
+            tokens = h["n_tokens"].to_numpy(dtype=float)
+            rows.append({"depth": d, **_share(h["category"]), "tokens": tokens.mean(), "max": tokens.max()})
         pts = pd.DataFrame(rows)
         style = dict(color=STRATEGY_COLORS.get(s, PURPLE), ms=4.5, lw=1.3, label=STRATEGY_LABELS.get(s, s))
         ax.errorbar(pts["depth"] + shift[s], pts["share"], yerr=[pts["share"] - pts["lo"], pts["hi"] - pts["share"]],
                     fmt=STRATEGY_MARKERS.get(s, "o") + "-", capsize=2, **style)
-        ax2.plot(pts["depth"] + shift[s], pts["cut"], STRATEGY_MARKERS.get(s, "o") + "-", **style)
+        ax2.errorbar(pts["depth"] + shift[s], pts["tokens"], yerr=[np.zeros(len(pts)), pts["max"] - pts["tokens"]],
+                     fmt=STRATEGY_MARKERS.get(s, "o") + "-", capsize=2, **style)
     depths = sorted(df["schema_depth"].unique())
     budget = int(df["max_tokens"].max())
+    cut = int((df["category"] == "cut_off").sum())
     n = int(df.groupby(["strategy", "schema_depth"]).size().max())
+    ax2.axhline(budget, color=INK, lw=1, ls="--")
+    ax2.text(depths[0], budget * 0.97, f"token budget: {budget}", va="top", fontsize=8)
+    ax2.set_ylim(0, budget * 1.08)
     for a in (ax, ax2):
         a.set_xticks(depths)
         a.set_xlabel("schema nesting depth (levels)")
-        a.set_ylim(-0.02, 1.04)
-        a.yaxis.set_major_formatter(PERCENT)
+    ax.set_ylim(-0.02, 1.04)
+    ax.yaxis.set_major_formatter(PERCENT)
     ax.set_ylabel("share of answers valid (95% CI)")
     ax.set_title(f"Valid share ({n} answers per point)", fontsize=10)
-    ax2.set_ylabel("share of answers cut off")
-    ax2.set_title(f"Cut off by the {budget}-token budget", fontsize=10)
+    ax2.set_ylabel("answer length (tokens)")
+    ax2.set_title(f"Mean length, whisker to the longest ({cut} cut off)", fontsize=10)
     handles, labels = ax.get_legend_handles_labels()
     retry_cap = df.loc[df["strategy"] == "retry", "max_attempts"]
     suffix = f"; retry gives up after {int(retry_cap.max())} tries" if not retry_cap.empty else ""
@@ -585,7 +594,10 @@ def fig_sweep_work_vs_formula(df: pd.DataFrame) -> plt.Figure:
     lo = min(rows["x"].min(), rows["y"].min()) / 2
     hi = max(rows["x"].max(), rows["y"].max()) * 2
     ax.plot([lo, hi], [lo, hi], color=INK, lw=1, ls="--", zorder=1)
-    ax.text(hi / 1.6, hi / 1.6 * 0.62, "y = x", rotation=0, fontsize=8, ha="right", color=INK)
+    ax.text(lo * 1.5, lo * 1.5 * 1.9, "y = x: work as predicted", rotation=45, rotation_mode="anchor", fontsize=8,
+            color=INK)
+    ax.text(hi / 1.5, lo * 1.5, "below the line:\nless work than predicted", ha="right", va="bottom", fontsize=8,
+            color="#4b5563")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)

@@ -219,6 +219,35 @@ class SchemaChecker:
     def start(self) -> Stack:
         return (Frame("root", self.root, "value"),)
 
+    def special_chars(self) -> set[str]:
+        """The non-ASCII characters the checker treats individually: those in keys and enum values."""
+        chars = set()
+        for node in self.nodes:
+            for text in [name for name, _ in node.properties] + list(node.enum or ()):
+                chars.update(ch for ch in text if ord(ch) >= 128)
+        return chars
+
+    def is_finite(self) -> bool:
+        """No schema reachable from the root refers back to itself (JSON mode does: `{}` nests without end)."""
+        colour: dict[int, int] = {}
+
+        def cyclic(i: int) -> bool:
+            colour[i] = 1
+            node = self.nodes[i]
+            # A child is only entered if the node can be an object (properties, extra keys) or an array (items).
+            children = []
+            if "object" in node.types:
+                children += [c for _, c in node.properties] + ([node.additional] if node.additional is not None else [])
+            if "array" in node.types and node.items is not None:
+                children.append(node.items)
+            for c in children:
+                if colour.get(c) == 1 or (c not in colour and cyclic(c)):
+                    return True
+            colour[i] = 2
+            return False
+
+        return not cyclic(self.root)
+
     # --- helpers --------------------------------------------------------------------
 
     def _number_dfa(self, node: int):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .constraints import NaiveConstraint, TabledConstraint
+from .constraints import NaiveConstraint, pattern_constraint, schema_constraint
 from .sampling import Decoded, check_budget, sample_answer
 from .tasks import Task
 from .vocab import Vocabulary
@@ -33,8 +33,8 @@ def compile_constraint(task: Task, vocab: Vocabulary, strategy: str):
     if strategy == "naive":
         return NaiveConstraint(machine, vocab)
     if task.kind == "pattern":  # a finite machine: table every state before the first token
-        return TabledConstraint(machine, vocab, states=range(machine.dfa.n_states))
-    return TabledConstraint(machine, vocab)
+        return pattern_constraint(machine.dfa, vocab)
+    return schema_constraint(machine, vocab)
 
 
 def check_attempts(max_attempts: int) -> int:
