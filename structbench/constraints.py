@@ -110,6 +110,9 @@ class NaiveConstraint(_MachineConstraint):
         self.work.masks_built += 1
         return allowed
 
+    def mask_bits(self, state) -> np.ndarray:
+        return pack_bits(self.mask(state))
+
 
 def trie_mask(machine, vocab: Vocabulary, state) -> tuple[np.ndarray, int]:
     """The allowed tokens at `state`, walking the prefix tree: a shared prefix is walked once.

@@ -361,7 +361,7 @@ def _draw_retry(ax, pts: pd.DataFrame, top: float) -> None:
                     yerr=[g["attempts"] - g["att_lo"], g["att_hi"] - g["attempts"]], fmt="o", color=color,
                     ms=5, capsize=2.5, lw=1, zorder=4,
                     label=f"{task}: measured mean tries vs measured p (noise {g['noise'].min():g}–{g['noise'].max():g}, 95% CI)")
-    ax.set_xlim(0, 1.02)
+    ax.set_xlim(-0.02, 1.02)  # a point at p = 0 (never valid) stays clear of the axis
     ax.set_ylim(0, top)
     ax.xaxis.set_major_formatter(PERCENT)
     ax.set_xlabel("chance a single try is valid, p (valid share of unconstrained answers)")

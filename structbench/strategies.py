@@ -1,9 +1,11 @@
 """The masking strategies by name, and one answer generated under any of them.
 
-none    unconstrained sampling
-naive   every token checked against the automaton at every step
-tabled  masks computed once per automaton state and read back
-retry   unconstrained whole answers judged by the referee, resampled up to max_attempts
+none           unconstrained sampling
+naive          every token checked against the automaton at every step
+tabled         masks computed once per automaton state (vectorised) and read back
+retry          unconstrained whole answers judged by the referee, resampled up to max_attempts
+xgrammar, llguidance, outlines_core
+               the real engines behind the same interface (optional extra: structbench.engines)
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from .sampling import Decoded, check_budget, sample_answer
 from .tasks import Task
 from .vocab import Vocabulary
 
-STRATEGIES = ("none", "naive", "tabled", "retry")
+OUR_STRATEGIES = ("none", "naive", "tabled", "retry")
+ENGINE_STRATEGIES = ("xgrammar", "llguidance", "outlines_core")
+STRATEGIES = OUR_STRATEGIES + ENGINE_STRATEGIES
 
 
 def check_strategy(strategy: str) -> str:
@@ -24,12 +28,17 @@ def check_strategy(strategy: str) -> str:
     return strategy
 
 
-def compile_constraint(task: Task, vocab: Vocabulary, strategy: str):
-    """The constraint a strategy samples under; None for the unconstrained ones (none, retry)."""
+def compile_constraint(task: Task, vocab: Vocabulary, strategy: str, key_order: str = "any"):
+    """The constraint a strategy samples under; None for the unconstrained ones (none, retry).
+    key_order: "any" (the lesson's checker) or "schema" (properties in schema order, as the engines write them)."""
     check_strategy(strategy)
     if strategy in ("none", "retry"):
         return None
-    machine = task.machine()
+    if strategy in ENGINE_STRATEGIES:
+        from .engines import engine_constraint
+
+        return engine_constraint(strategy, task, vocab, key_order)
+    machine = task.machine(key_order)
     if strategy == "naive":
         return NaiveConstraint(machine, vocab)
     if task.kind == "pattern":  # a finite machine: table every state before the first token
