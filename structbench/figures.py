@@ -669,16 +669,23 @@ FIGURES = (
 LESSON_FIGURES = tuple(s.name for s in FIGURES if s.lesson)
 
 
-def save(fig: plt.Figure, out: Path, name: str) -> list[Path]:
-    """SVG and PNG, with nothing in them that changes from run to run."""
+FORMATS = ("svg", "png")
+# Nothing in the files that changes from run to run: no date in the SVG, no software version in the PNG.
+METADATA = {"svg": {"Date": None}, "png": {"Software": None}}
+
+
+def save(fig: plt.Figure, out: Path, name: str, formats=FORMATS) -> list[Path]:
+    """Write the figure as SVG and PNG, byte-identical for the same rows."""
+    paths = []
     with matplotlib.rc_context({"svg.hashsalt": STYLE["svg.hashsalt"]}):
-        svg, png = out / f"{name}.svg", out / f"{name}.png"
-        fig.savefig(svg, format="svg", bbox_inches="tight", metadata={"Date": None})
-        fig.savefig(png, format="png", bbox_inches="tight", metadata={"Software": None})
-    return [svg, png]
+        for fmt in formats:
+            path = out / f"{name}.{fmt}"
+            fig.savefig(path, format=fmt, bbox_inches="tight", metadata=METADATA[fmt])
+            paths.append(path)
+    return paths
 
 
-def make_figures(results_dir="results", out=None, names=None, log=print) -> dict:
+def make_figures(results_dir="results", out=None, names=None, log=print, formats=FORMATS) -> dict:
     """Draw every figure whose data is stored; return {"made": [...], "skipped": {name: reason}}."""
     results_dir = Path(results_dir)
     out = Path(out) if out is not None else results_dir / "figures"
@@ -711,7 +718,7 @@ def make_figures(results_dir="results", out=None, names=None, log=print) -> dict
                 reason = f"{e} in {results_dir / source} — run: python -m structbench +sweep={source}"
             else:
                 out.mkdir(parents=True, exist_ok=True)
-                save(fig, out, spec.name)
+                save(fig, out, spec.name, formats)
                 plt.close(fig)
                 made.append(spec.name)
                 continue
@@ -727,11 +734,13 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=None, help="where to write SVG and PNG (default: <results-dir>/figures)")
     parser.add_argument("--only", nargs="+", metavar="NAME", choices=[s.name for s in FIGURES],
                         help="draw only these figures")
+    parser.add_argument("--formats", nargs="+", default=list(FORMATS), choices=FORMATS,
+                        help="file formats to write (default: svg png)")
     args = parser.parse_args(argv)
-    result = make_figures(args.results_dir, args.out, args.only)
+    result = make_figures(args.results_dir, args.out, args.only, formats=args.formats)
     made = result["made"]
     if made:
-        print(f"wrote {len(made)} figure(s) as SVG and PNG to {result['out']}: {', '.join(made)}")
+        print(f"wrote {len(made)} figure(s) as {' and '.join(f.upper() for f in args.formats)} to {result['out']}: {', '.join(made)}")
     if not made:
         print(f"error: no figure could be made from {args.results_dir} — run: python -m structbench +sweep=lesson "
               f"and python -m structbench +sweep=validity", file=sys.stderr)
