@@ -1,6 +1,7 @@
 """speed: walk the task's reference answer token by token under a masking strategy and time every mask.
 
-No model and no sampling: the same fixed, valid answer for every strategy, so
+No model and no sampling: the same fixed, valid answer (spelled by the vocabulary's own
+tokenizer where it has one) for every strategy, so
 the per-step times compare like with like. Each step's mask is checked to
 allow the answer's next token before anything is reported. `n` walks per
 trial over one compiled constraint: walk 0 pays any lazy mask building,
@@ -14,6 +15,7 @@ import time
 import numpy as np
 from tqdm import tqdm
 
+from structbench.dense import unpack_bits
 from structbench.strategies import compile_constraint
 
 
@@ -24,13 +26,17 @@ class WalkError(RuntimeError):
 def run(settings: dict, trial, progress: bool = False) -> list[dict]:
     strategy = settings["strategy"]["name"]
     if strategy in ("none", "retry"):
-        raise ValueError(f"the speed experiment times masks; strategy {strategy!r} builds none (use naive or tabled)")
+        raise ValueError(f"the speed experiment times masks; strategy {strategy!r} builds none "
+                         f"(use naive, tabled or an engine)")
     vocab, task = trial.vocab, trial.task
-    if not task.referee()(task.reference):
-        raise WalkError(f"task {task.name!r}: its reference answer is not valid under its own referee")
-    token_ids = vocab.encode_greedy(task.reference) + [vocab.eos_id]
+    answer = task.walk_answer or task.reference
+    if not task.referee()(answer):
+        raise WalkError(f"task {task.name!r}: the answer to walk is not valid under its own referee")
+    token_ids = vocab.encode(answer) + [vocab.eos_id]
+    if "".join(vocab.text_of(t) for t in token_ids) != answer:
+        raise WalkError(f"vocabulary {vocab.name!r} does not spell {answer!r} token by token")
     t0 = time.perf_counter()
-    constraint = compile_constraint(task, vocab, strategy)
+    constraint = compile_constraint(task, vocab, strategy, settings.get("key_order", "any"))
     compile_ms = (time.perf_counter() - t0) * 1000
     compile_work, compile_masks = constraint.work.chars, constraint.work.masks_built
     rows = []
@@ -41,8 +47,9 @@ def run(settings: dict, trial, progress: bool = False) -> list[dict]:
         state = constraint.start()
         for step, tid in enumerate(token_ids):
             t = time.perf_counter_ns()
-            allowed = constraint.mask(state)
+            bits = constraint.mask_bits(state)  # every strategy answers in the engines' int32 bitmask layout
             mask_us.append((time.perf_counter_ns() - t) / 1000.0)
+            allowed = unpack_bits(bits, len(vocab))
             allowed_counts.append(int(np.count_nonzero(allowed)))
             if not allowed[tid]:
                 raise WalkError(f"strategy {strategy!r} refused token {vocab.tokens[tid]!r} at step {step} "
@@ -51,7 +58,7 @@ def run(settings: dict, trial, progress: bool = False) -> list[dict]:
                 state = constraint.advance(state, tid)
         rows.append({
             "sample": sample,
-            "text": task.reference,
+            "text": answer,
             "finished": True,
             "category": "valid",
             "n_tokens": len(token_ids) - 1,

@@ -12,10 +12,10 @@ from structbench.strategies import compile_constraint, generate
 
 
 def answer_rows(task, vocab, model, strategy: str, n: int, seed: int, max_tokens: int, max_attempts: int,
-                progress: bool = False, desc: str = "") -> list[dict]:
+                progress: bool = False, desc: str = "", key_order: str = "any") -> list[dict]:
     """n answers from a generator seeded `seed`, one row each (the columns that vary per answer)."""
     t0 = time.perf_counter()
-    constraint = compile_constraint(task, vocab, strategy)
+    constraint = compile_constraint(task, vocab, strategy, key_order)
     compile_ms = (time.perf_counter() - t0) * 1000
     work = constraint.work if constraint is not None else None
     compile_work, compile_masks = (work.chars, work.masks_built) if work else (0, 0)
@@ -51,4 +51,5 @@ def answer_rows(task, vocab, model, strategy: str, n: int, seed: int, max_tokens
 
 def run(settings: dict, trial, progress: bool = False) -> list[dict]:
     return answer_rows(trial.task, trial.vocab, trial.model, settings["strategy"]["name"], settings["n"],
-                       settings["seed"], settings["max_tokens"], settings["max_attempts"], progress, trial.label)
+                       settings["seed"], settings["max_tokens"], settings["max_attempts"], progress, trial.label,
+                       settings.get("key_order", "any"))

@@ -67,8 +67,9 @@ def sample_answer(model, rng: np.random.Generator, constraint=None, max_tokens: 
             allowed = constraint.mask(state)
             out.mask_us.append((time.perf_counter_ns() - t0) / 1000.0)
         out.allowed_counts.append(int(np.count_nonzero(allowed)))
-        # How much of the model's own belief the mask throws away at this step.
-        out.removed_mass.append(float(1 - masked_softmax(logits, everything)[allowed].sum()))
+        # How much of the model's own belief the mask throws away at this step (exactly 0 with no mask).
+        removed = 0.0 if constraint is None else float(1 - masked_softmax(logits, everything)[allowed].sum())
+        out.removed_mass.append(removed)
         token_id = int(rng.choice(len(logits), p=masked_softmax(logits, allowed)))
         if token_id == vocab.eos_id:
             out.finished = True

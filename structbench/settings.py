@@ -13,6 +13,7 @@ from .strategies import STRATEGIES, check_attempts
 from .sampling import check_budget
 from .tasks import age_task, file_task, json_mode_task, nested_task, person_task, strict_no_age_task
 from .toy_model import ToyModel
+from .real_vocab import REAL_VOCABS, real_vocabulary
 from .vocab import synthetic_vocabulary, toy_vocabulary
 
 # Keys that say where and how to run a trial, not what it computes: left out of its identity.
@@ -26,7 +27,8 @@ TASKS = {
     "strict_no_age": lambda cfg: strict_no_age_task(),
     "file": lambda cfg: file_task(cfg.get("path") or "", cfg.get("reference") or "", cfg.get("kind", "schema")),
 }
-VOCABS = ("toy", "synthetic")
+VOCABS = ("toy", "synthetic") + REAL_VOCABS
+KEY_ORDERS = ("any", "schema")
 MODELS = ("toy",)
 EXPERIMENT_KINDS = ("validity", "speed", "lesson")
 LESSON_PARTS = ("first_step", "mask_table", "distortion", "formulas", "length", "retry", "work")
@@ -69,9 +71,11 @@ def build_vocab(cfg: dict):
             raise SettingsError("the toy vocabulary has 83 tokens; use vocab=synthetic to choose vocab.size")
         return toy_vocabulary()
     try:
-        return synthetic_vocabulary(cfg.get("size"), cfg.get("seed", 0))
+        if name == "synthetic":
+            return synthetic_vocabulary(cfg.get("size"), cfg.get("seed", 0))
+        return real_vocabulary(name, cfg.get("size"))
     except ValueError as e:
-        raise SettingsError(f"vocabulary 'synthetic': {e}") from None
+        raise SettingsError(f"vocabulary {name!r}: {e}") from None
 
 
 def build_model(cfg: dict, task, vocab):
@@ -91,6 +95,7 @@ def check_settings(settings: dict) -> dict:
     elif settings.get("part") is not None:
         raise SettingsError(f"part={settings['part']!r} is only used by kind=lesson, not kind={kind}")
     _choice((settings.get("strategy") or {}).get("name"), STRATEGIES, "strategy")
+    _choice(settings.get("key_order"), KEY_ORDERS, "key_order")
     n = settings.get("n")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise SettingsError(f"n (answers per trial) must be an integer >= 1, got {n!r}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .patterns import compile_pattern
 from .referees import PatternReferee, SchemaReferee
@@ -46,7 +46,7 @@ class Task:
     reference: str
     opening: str = "{"
     schema_depth: int = 0
-    extra: dict = field(default_factory=dict)
+    walk_answer: str | None = None  # the valid answer the speed experiment walks; the reference if None
 
     def __post_init__(self):
         if self.kind not in ("pattern", "schema"):
@@ -73,9 +73,13 @@ def person_task() -> Task:
     return Task("person", "schema", copy.deepcopy(PERSON_SCHEMA), PERSON_REFERENCE, schema_depth=1)
 
 
+JSON_MODE_WALK = ('{"name": "Ada", "age": 36, "pets": ["cat", "dog"], "address": {"city": "Paris", "zip": null}, '
+                  '"scores": [1, 2.5, -3], "verified": true}')
+
+
 def json_mode_task() -> Task:
     """Schema {} (any JSON value) with the model that leaves out the age: the lesson's section 6."""
-    return Task("json_mode", "schema", {}, NO_AGE_REFERENCE)
+    return Task("json_mode", "schema", {}, NO_AGE_REFERENCE, walk_answer=JSON_MODE_WALK)
 
 
 def strict_no_age_task() -> Task:
