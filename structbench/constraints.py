@@ -149,6 +149,7 @@ class TabledConstraint:
         self.dense = LazyDense(machine, boundaries)
         self.table: dict[int, np.ndarray] = {}
         self._bits: dict[int, np.ndarray] = {}
+        self._next: dict[tuple[int, int], int] = {}
         self.eager = False
         if eager:
             try:
@@ -167,14 +168,19 @@ class TabledConstraint:
         return bool(self.dense.accepting[state])
 
     def advance(self, state: int, token_id: int) -> int:
+        nxt = self._next.get((state, token_id))  # a token's move from a state, remembered like its mask
+        if nxt is not None:
+            return nxt
         text = self.vocab.tokens[token_id]
         if token_id == self.vocab.eos_id or text is None:
             raise TokenRejected(f"token id {token_id} writes no text; there is no state after it")
+        nxt = state
         for ch in text:
-            state = self.dense.step(state, ch)
-            if state is None:
+            nxt = self.dense.step(nxt, ch)
+            if nxt is None:
                 raise TokenRejected(f"token {text!r} (id {token_id}) is not allowed here")
-        return state
+        self._next[(state, token_id)] = nxt
+        return nxt
 
     def _build(self, state: int) -> np.ndarray:
         allowed, steps = self.dense.mask(state, self.vocab)

@@ -13,6 +13,8 @@ are enumerated and tabled up front; the rest are tabled state by state.
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from .patterns import DFA, MAX_CODE_POINT
@@ -97,6 +99,7 @@ class LazyDense:
     def __init__(self, machine, boundaries: np.ndarray):
         self.machine, self.boundaries = machine, boundaries
         self.reps = [chr(int(b)) for b in boundaries]
+        self._bounds = [int(b) for b in boundaries]  # bisect on a list: far cheaper than NumPy for one character
         self.states: list = []
         self.ids: dict = {}
         self.trans = np.full((64, len(boundaries)), self.UNEXPANDED, dtype=np.int32)
@@ -142,7 +145,7 @@ class LazyDense:
             i += 1
 
     def class_of(self, ch: str) -> int:
-        return int(np.searchsorted(self.boundaries, ord(ch), side="right") - 1)
+        return bisect.bisect_right(self._bounds, ord(ch)) - 1
 
     def step(self, i: int, ch: str) -> int | None:
         if not self.expanded[i]:
