@@ -120,13 +120,22 @@ def sweep_rows(results_dir, experiment):
     return stable(read_results(results_dir, experiment))
 
 
+LAUNCHERS = {
+    "basic": [],
+    "joblib": ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"],
+    "submitit_local": ["hydra/launcher=submitit_local", "hydra.launcher.timeout_min=10"],
+}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("launcher", ["basic", "joblib"])
+@pytest.mark.parametrize("launcher", list(LAUNCHERS))
 def test_two_trial_sweep_through_each_launcher_gives_identical_rows(tmp_path, launcher):
+    if launcher == "submitit_local":
+        pytest.importorskip("hydra_plugins.hydra_submitit_launcher")
     args = ["+sweep=validity", "task=age", "strategy=none,tabled", "model.noise=1.0", "n=40", "progress=false"]
     ref = run_cli(*args, f"results_dir={tmp_path / 'ref'}")
     assert ref.returncode == 0, ref.stderr
-    extra = [] if launcher == "basic" else ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    extra = LAUNCHERS[launcher]
     out = run_cli(*args, *extra, f"results_dir={tmp_path / launcher}")
     assert out.returncode == 0, out.stderr
     assert "valid share" in out.stdout and "rows written" not in out.stderr
