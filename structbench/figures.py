@@ -36,7 +36,8 @@ from .vocab import EOS  # noqa: E402
 
 BLUE, RED, GREEN, AMBER, MUTED, INK = "#2563eb", "#dc2626", "#059669", "#d97706", "#9ca3af", "#111827"
 PURPLE = "#7c3aed"
-STRATEGY_COLORS = {"none": MUTED, "naive": RED, "tabled": BLUE, "retry": GREEN}
+STRATEGY_COLORS = {"none": MUTED, "naive": RED, "tabled": BLUE, "retry": GREEN,
+                   "xgrammar": "#0f766e", "llguidance": AMBER, "outlines_core": PURPLE}
 STRATEGY_LABELS = {"none": "none (unconstrained)", "naive": "naive mask", "tabled": "tabled mask", "retry": "retry"}
 STRATEGY_MARKERS = {"none": "o", "naive": "x", "tabled": "s", "retry": "^"}
 STRATEGY_ORDER = ("none", "naive", "tabled", "retry")
@@ -638,6 +639,54 @@ def fig_sweep_retry(df: pd.DataFrame) -> plt.Figure:
     return fig
 
 
+SPEED_ORDER = ("naive", "tabled", "xgrammar", "llguidance", "outlines_core")
+
+
+def fig_speed(df: pd.DataFrame) -> plt.Figure:
+    """The speed sweep: mask time per step (median, whisker to p95) and compile time, per task and strategy."""
+    rows = df[df["kind"] == "speed"]
+    if rows.empty:
+        raise MissingRows("no speed rows")
+    tasks = [t for t in ("age", "person", "nested", "json_mode") if t in set(rows["task"])] + sorted(
+        set(rows["task"]) - {"age", "person", "nested", "json_mode"})
+    strategies = [s for s in SPEED_ORDER if s in set(rows["strategy"])]
+    vocabs = sorted(rows["vocab"].unique())
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.6))
+    width = 0.8 / max(len(strategies), 1)
+    for k, strategy in enumerate(strategies):
+        xs, med, p95, comp = [], [], [], []
+        for i, task in enumerate(tasks):
+            g = rows[(rows["task"] == task) & (rows["strategy"] == strategy)]
+            if g.empty:
+                continue
+            steps = np.concatenate([np.asarray(v, dtype=float) for v in g["mask_us"]])
+            xs.append(i - 0.4 + width * (k + 0.5))
+            med.append(float(np.median(steps)))
+            p95.append(float(np.percentile(steps, 95)))
+            comp.append(float(g["compile_ms"].median()))
+        color = STRATEGY_COLORS.get(strategy, INK)
+        left.bar(xs, med, width, color=color, label=strategy)
+        left.errorbar(xs, med, yerr=[np.zeros(len(med)), np.array(p95) - np.array(med)], fmt="none", ecolor=INK,
+                      elinewidth=0.8, capsize=2)
+        right.bar(xs, comp, width, color=color, label=strategy)
+    depth = rows.loc[rows["task"] == "nested", "schema_depth"]
+    labels = [f"nested (depth {int(depth.iloc[0])})" if t == "nested" and len(depth) else t for t in tasks]
+    for ax in (left, right):
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(tasks)), labels)
+        ax.set_xlabel("task")
+    left.set_ylabel("mask time per step, µs (log scale)")
+    left.set_title("Mask per step: median, whisker to p95")
+    right.set_ylabel("compile time, ms (log scale)")
+    right.set_title("Compile (tables or index included)")
+    handles = [Patch(color=STRATEGY_COLORS.get(s, INK), label=s) for s in strategies]
+    fig.legend(handles=handles, frameon=False, loc="lower center", ncol=len(handles), bbox_to_anchor=(0.5, 0.0))
+    fig.suptitle(f"Speed on the {', '.join(vocabs)} vocabulary ({int(rows['vocab_size'].iloc[0]):,} tokens): "
+                 f"walking one valid answer per task", fontsize=11)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig
+
+
 # ---------------------------------------------------------------------------
 # the command
 # ---------------------------------------------------------------------------
@@ -661,7 +710,8 @@ FIGURES = (
     FigureSpec("retry", ("lesson",), fig_retry, True),
     FigureSpec("sweep_noise", ("noise", "validity"), fig_sweep_noise),
     FigureSpec("sweep_depth", ("depth",), fig_sweep_depth),
-    FigureSpec("sweep_vocab_mask_time", ("vocab", "speed"), fig_sweep_vocab_mask_time),
+    FigureSpec("sweep_vocab_mask_time", ("vocab",), fig_sweep_vocab_mask_time),
+    FigureSpec("speed", ("speed",), fig_speed),
     FigureSpec("sweep_removed_mass", ("validity",), fig_sweep_removed_mass),
     FigureSpec("sweep_work_vs_formula", ("lesson",), fig_sweep_work_vs_formula),
     FigureSpec("sweep_retry", ("noise", "validity"), fig_sweep_retry),
