@@ -50,6 +50,10 @@ def sample_answer(model, rng: np.random.Generator, constraint=None, max_tokens: 
     toy model), then one `rng.choice`: the lesson's draws, in the lesson's order.
     The constraint is incremental: its state advances by the chosen token, the
     prefix is never re-read.
+
+    A model is anything with `vocab`, `start() -> state`, `logits(state, rng) -> array`
+    and `advance(state, token_id) -> state` (the toy model's state is the text so far;
+    a real model's holds its token ids and key-value cache).
     """
     max_tokens = check_budget(max_tokens)
     vocab = model.vocab
@@ -58,8 +62,10 @@ def sample_answer(model, rng: np.random.Generator, constraint=None, max_tokens: 
     out = Decoded()
     everything = np.ones(len(vocab), dtype=bool)
     state = constraint.start() if constraint is not None else None
+    model_state = model.start()
+    raw = b""
     for _ in range(max_tokens):
-        logits = model.logits(out.text, rng)
+        logits = model.logits(model_state, rng)
         if constraint is None:
             allowed = everything  # no mask, so no mask time either: mask_us stays empty
         else:
@@ -76,8 +82,10 @@ def sample_answer(model, rng: np.random.Generator, constraint=None, max_tokens: 
             break
         if constraint is not None:
             state = constraint.advance(state, token_id)
-        token = vocab.tokens[token_id]
-        out.text += token
-        out.tokens.append(token)
+        model_state = model.advance(model_state, token_id)
         out.token_ids.append(token_id)
+        out.tokens.append(vocab.tokens[token_id] or vocab.token_bytes[token_id].decode("utf-8", "replace"))
+        raw += vocab.token_bytes[token_id]
+        # The text is the bytes so far: a real token may be part of a character, completed by the next.
+        out.text = raw.decode("utf-8", "replace") if vocab.has_partial_tokens else out.text + out.tokens[-1]
     return out

@@ -36,6 +36,13 @@ class ToyModel:
         # Longer pieces get a small bonus: a trained model has seen "42" far more often than "4" then "2".
         self._piece_bonus = 0.5 * (vocab.lengths - 1)
 
+    def start(self) -> str:
+        """The model's state is the text written so far: it needs nothing else."""
+        return ""
+
+    def advance(self, text: str, token_id: int) -> str:
+        return text + self.vocab.text_of(token_id)
+
     def logits(self, text: str, rng: np.random.Generator) -> np.ndarray:
         z = rng.normal(0.0, self.noise, len(self.vocab))
         start = text.find(self.anchor)

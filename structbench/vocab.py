@@ -83,6 +83,11 @@ class Vocabulary:
         return self.encoder(text) if self.encoder is not None else self.encode_greedy(text)
 
     @cached_property
+    def has_partial_tokens(self) -> bool:
+        """Whether some token is not text on its own (a piece of a UTF-8 character, or a special)."""
+        return any(t is None for t in self.tokens)
+
+    @cached_property
     def lengths(self) -> np.ndarray:
         """Characters per token (the end token counts 0)."""
         return np.array([len(self.text_of(i)) for i in range(len(self))], dtype=np.int64)
