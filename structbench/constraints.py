@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dense import LazyDense, TooManyStates, machine_boundaries, pack_bits, pattern_boundaries
+from .dense import LazyDense, TooManyStates, machine_boundaries, pack_bits, pattern_boundaries, vocab_codes
 from .patterns import DFA
 from .vocab import Vocabulary
 
@@ -150,6 +150,7 @@ class TabledConstraint:
         self.table: dict[int, np.ndarray] = {}
         self._bits: dict[int, np.ndarray] = {}
         self._next: dict[tuple[int, int], int] = {}
+        self.split = None
         self.eager = False
         if eager:
             try:
@@ -160,6 +161,9 @@ class TabledConstraint:
             if self.eager:
                 for state in range(len(self.dense.states)):
                     self._build(state)
+        if not self.eager and hasattr(machine, "context_frame"):
+            self.split = ContextSplit(machine, vocab, boundaries)
+            self.work.chars += self.split.compile_steps
 
     def start(self) -> int:
         return self.dense.start
@@ -183,7 +187,10 @@ class TabledConstraint:
         return nxt
 
     def _build(self, state: int) -> np.ndarray:
-        allowed, steps = self.dense.mask(state, self.vocab)
+        if self.split is not None:
+            allowed, steps = self.split.mask(self.dense.states[state])
+        else:
+            allowed, steps = self.dense.mask(state, self.vocab)
         allowed.flags.writeable = False  # shared by every step that reaches this state
         self.table[state] = allowed
         self._bits[state] = pack_bits(allowed)
@@ -206,6 +213,105 @@ class TabledConstraint:
             bits = self._bits[state]
         self.work.reads += len(self.vocab)
         return bits
+
+
+class ContextSplit:
+    """XGrammar's split for stacks without end (JSON mode, recursive schemas): a mask from the top of
+    the stack alone, plus a walk of the few tokens that reach below it.
+
+    For a stack's top frame, every token is walked from (context, top): a stand-in for the frames
+    below. A token that stays within the top frame (and whatever it opens) is decided there once, for
+    every stack with that top: context-independent. A token that closes the top and reads on is
+    context-dependent: it is recorded with the offset of its first character that belongs below, and
+    at run time only those suffixes are walked, from the real stack with its top closed.
+    """
+
+    def __init__(self, checker, vocab: Vocabulary, boundaries):
+        self.checker, self.vocab = checker, vocab
+        self.top_dense = LazyDense(_StartAt(checker), boundaries)
+        self.full_dense = LazyDense(checker, boundaries)
+        self.refeed = self.top_dense.id_of((checker.context_frame("refeed"),))
+        self.by_top: dict = {}
+        self.memo: dict = {}
+        self.vc = vocab_codes(vocab)
+        self.compile_steps = sum(self._top_part(top)[4] for top in self._reachable_tops())
+        self.compile_steps += self.mask(checker.start())[1]
+
+    def _reachable_tops(self, max_depth: int = 4, max_stacks: int = 20_000) -> list:
+        """Every top frame met on stacks up to `max_depth` deep: their parts are tabled at compile time.
+        (A deeper top repeats one of these in the recursive schemas this serves; any other is tabled
+        when first met.)"""
+        reps = self.full_dense.reps
+        start = self.checker.start()
+        seen, queue, tops = {start}, [start], {}
+        while queue and len(seen) < max_stacks:
+            stack = queue.pop()
+            if len(stack) >= 2:
+                tops.setdefault(stack[-1], None)
+            for ch in reps:
+                nxt = self.checker.step(stack, ch)
+                if nxt is not None and len(nxt) <= max_depth and nxt not in seen:
+                    seen.add(nxt)
+                    queue.append(nxt)
+        return list(tops)
+
+    def _top_part(self, top):
+        """For a top frame: the tokens decided within it, the tokens wholly read by the frames below
+        (their first character already closes the top), and the rest with the offset where they cross."""
+        part = self.by_top.get(top)
+        if part is not None:
+            return part[:4] + (0,)
+        vc = self.vc
+        start = self.top_dense.id_of((self.checker.context_frame("value"), top))
+        done, cd, cd_at, steps = self.top_dense.walk(self.vocab, start, np.arange(len(vc.token_ids)),
+                                                     np.zeros(len(vc.token_ids), dtype=np.int64), stop=self.refeed)
+        independent = np.zeros(vc.size, dtype=bool)
+        independent[vc.token_ids[done]] = True
+        below_whole = np.zeros(vc.size, dtype=bool)
+        below_whole[vc.token_ids[cd[cd_at == 0]]] = True
+        crossing = cd_at > 0
+        part = self.by_top[top] = (independent, below_whole, cd[crossing], cd_at[crossing], steps)
+        return part
+
+    def mask(self, stack) -> tuple[np.ndarray, int]:
+        known = self.memo.get(stack)
+        if known is not None:
+            return known, 0
+        if len(stack) < 2:  # only the root: nothing below to split off
+            allowed, steps = self.full_dense.mask(self.full_dense.id_of(stack), self.vocab)
+        else:
+            independent, below_whole, crossing, crossing_at, steps = self._top_part(stack[-1])
+            allowed = independent.copy()
+            below = self.checker.close_top(stack)
+            if below_whole.any():
+                # Tokens the frames below read from their first character: the mask of the stack below.
+                below_mask, more = self.mask(below)
+                allowed |= below_mask & below_whole
+                steps += more
+            if len(crossing):
+                done, _, _, more = self.full_dense.walk(self.vocab, self.full_dense.id_of(below), crossing, crossing_at)
+                allowed[self.vc.token_ids[done]] = True
+                steps += more
+            allowed[self.vocab.eos_id] = self.checker.can_end(stack)
+        allowed.flags.writeable = False
+        self.memo[stack] = allowed
+        return allowed, steps
+
+
+class _StartAt:
+    """The checker, seen as a machine whose states are given to it (the split's truncated stacks)."""
+
+    def __init__(self, checker):
+        self.checker = checker
+
+    def start(self):
+        return (self.checker.context_frame("refeed"),)
+
+    def step(self, stack, ch):
+        return self.checker.step(stack, ch)
+
+    def can_end(self, stack) -> bool:
+        return False
 
 
 def pattern_constraint(dfa: DFA, vocab: Vocabulary) -> TabledConstraint:

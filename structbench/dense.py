@@ -153,37 +153,62 @@ class LazyDense:
         nxt = int(self.trans[i, self.class_of(ch)])
         return None if nxt < 0 else nxt
 
-    def mask(self, i: int, vocab: Vocabulary) -> tuple[np.ndarray, int]:
-        """The allowed tokens at state i, walked for the whole vocabulary at once; and the steps taken."""
-        vc = vocab_codes(vocab)
-        classes = vc.__dict__.setdefault(("classes", self.boundaries.tobytes()), None)
+    def _classes(self, vc: "VocabCodes") -> np.ndarray:
+        key = ("classes", self.boundaries.tobytes())
+        classes = vc.__dict__.get(key)
         if classes is None:
-            classes = vc.__dict__[("classes", self.boundaries.tobytes())] = (
-                np.searchsorted(self.boundaries, vc.codes, side="right") - 1).astype(np.int32)
-        allowed = np.zeros(vc.size, dtype=bool)
-        allowed[vc.eos_id] = bool(self.accepting[i])
-        if not len(vc.token_ids):
-            return allowed, 0
-        self.expand([i])
-        first = classes[vc.offsets]
-        cur = self.trans[i, first]
-        alive = np.flatnonzero(cur >= 0)
-        cur = cur[alive]
-        steps, done, k = len(vc.token_ids), [], 1
+            classes = vc.__dict__[key] = (np.searchsorted(self.boundaries, vc.codes, side="right") - 1).astype(np.int32)
+        return classes
+
+    def walk(self, vocab: Vocabulary, start, positions, offsets, stop: int | None = None):
+        """Walk tokens (positions in the vocabulary's shortest-first order) from their start states,
+        each from its own character offset, all at once.
+
+        Returns the positions of the tokens read to their end, the positions and character offsets of
+        the tokens that reached the `stop` state (where the walk hands over), and the steps taken."""
+        vc = vocab_codes(vocab)
+        classes = self._classes(vc)
+        alive = np.asarray(positions, dtype=np.int64)
+        offs = np.asarray(offsets, dtype=np.int64)
+        cur = np.broadcast_to(np.asarray(start, dtype=np.int32), alive.shape).copy()
+        rem = vc.lengths[alive] - offs
+        order = np.argsort(rem, kind="stable")
+        alive, offs, cur, rem = alive[order], offs[order], cur[order], rem[order]
+        done, stopped, stopped_at, steps, j = [], [], [], 0, 0
         while alive.size:
-            cut = np.searchsorted(vc.lengths[alive], k, side="right")  # tokens of length k are complete
+            cut = np.searchsorted(rem, j, side="right")  # tokens with nothing left to read are complete
             done.append(alive[:cut])
-            alive, cur = alive[cut:], cur[cut:]
+            alive, offs, cur, rem = alive[cut:], offs[cut:], cur[cut:], rem[cut:]
             if not alive.size:
                 break
             unexpanded = ~self.expanded[cur]
             if unexpanded.any():
                 self.expand(np.unique(cur[unexpanded]))
-            nxt = self.trans[cur, classes[vc.offsets[alive] + k]]
+            nxt = self.trans[cur, classes[vc.offsets[alive] + offs + j]]
             steps += alive.size
             keep = nxt >= 0
-            alive, cur = alive[keep], nxt[keep]
-            k += 1
-        if done:
-            allowed[vc.token_ids[np.concatenate(done)]] = True
-        return allowed, steps
+            if stop is not None:
+                hit = nxt == stop
+                if hit.any():
+                    stopped.append(alive[hit])
+                    stopped_at.append(offs[hit] + j)  # this character was not read: it belongs below
+                    keep &= ~hit
+            alive, offs, cur, rem = alive[keep], offs[keep], nxt[keep], rem[keep]
+            j += 1
+        cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)  # noqa: E731
+        return cat(done), cat(stopped), cat(stopped_at), steps
+
+    def mask(self, i: int, vocab: Vocabulary) -> tuple[np.ndarray, int]:
+        """The allowed tokens at state i, walked for the whole vocabulary at once; and the steps taken."""
+        vc = vocab_codes(vocab)
+        allowed = np.zeros(vc.size, dtype=bool)
+        allowed[vc.eos_id] = bool(self.accepting[i])
+        if not len(vc.token_ids):
+            return allowed, 0
+        self.expand([i])
+        # First characters for the whole vocabulary in one gather; only the tokens that survive it walk on.
+        first = self.trans[i, self._classes(vc)[vc.offsets]]
+        live = np.flatnonzero(first >= 0)
+        done, _, _, steps = self.walk(vocab, first[live], live, np.ones(len(live), dtype=np.int64))
+        allowed[vc.token_ids[done]] = True
+        return allowed, steps + len(vc.token_ids)

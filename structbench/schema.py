@@ -219,6 +219,14 @@ class SchemaChecker:
     def start(self) -> Stack:
         return (Frame("root", self.root, "value"),)
 
+    def context_frame(self, phase: str) -> Frame:
+        """The stand-in for the frames below a stack's top (see the "context" kind in `step`)."""
+        return Frame("context", -1, phase)
+
+    def close_top(self, stack: Stack) -> Stack:
+        """The stack once its top value is finished: what the frames below see."""
+        return self._close(stack)
+
     def special_chars(self) -> set[str]:
         """The non-ASCII characters the checker treats individually: those in keys and enum values."""
         chars = set()
@@ -317,6 +325,12 @@ class SchemaChecker:
         top = stack[-1]
         rest = stack[:-1]
         kind, phase = top.kind, top.phase
+
+        if kind == "context":
+            # Stands for the unknown frames below a stack's top (context-split tabling, structbench/dense.py).
+            # Reached in phase "after_value" when the top has closed; any further character belongs to
+            # those frames: "refeed", where the walk stops and the real stack takes over.
+            return stack if phase == "refeed" else (top._replace(phase="refeed"),)
 
         if kind == "root":
             return self._open_value(stack, top.node, ch) if phase == "value" else None

@@ -88,8 +88,9 @@ def strict_no_age_task() -> Task:
 
 
 # The nested family: level 1 is the person schema; each deeper level adds a required "child".
-_NESTED_PEOPLE = [("Ada", 36, "cat"), ("Bo", 7, "dog"), ("Cy", 3, "cat"), ("Di", 20, "dog"), ("Ed", 17, "cat"),
-                  ("Flo", 42, "dog"), ("Gus", 5, "cat"), ("Hal", 9, "dog")]
+# Names the toy vocabulary can spell (its capitals are A B D E G P S U), so the toy model can copy every depth.
+_NESTED_PEOPLE = [("Ada", 36, "cat"), ("Bo", 7, "dog"), ("Dee", 3, "cat"), ("Eve", 20, "dog"), ("Gus", 17, "cat"),
+                  ("Pam", 42, "dog"), ("Sue", 5, "cat"), ("Ugo", 9, "dog")]
 MAX_NESTED_DEPTH = 32
 
 

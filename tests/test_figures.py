@@ -15,7 +15,7 @@ from structbench.store import ROW_SCHEMA, part_path, read_results, write_part
 
 LESSON_FIGURES = ["validity_vs_length", "masked_step", "validity_bars", "mask_table", "distortion", "mask_cost", "retry"]
 SWEEP_FIGURES = ["sweep_noise", "sweep_depth", "sweep_vocab_mask_time", "sweep_removed_mass", "sweep_work_vs_formula",
-                 "sweep_retry"]
+                 "sweep_retry", "speed"]
 
 
 def row(**values) -> dict:
@@ -121,6 +121,12 @@ def results(tmp_path_factory):
                                                   vocab=f"synthetic-{size}")
              for task in ("age", "person") for strategy in ("none", "naive", "tabled") for size in (83, 1000, 16000)}
     store(root, "vocab", vocab)
+    speed = {f"{task}-{strategy}": [row(kind="speed", task=task, strategy=strategy, vocab="llama3", vocab_size=128257,
+                                        sample=k, mask_us=list(rng.uniform(0.3, 30.0, 12)), compile_ms=float(rng.uniform(5, 900)),
+                                        schema_depth=5 if task == "nested" else 0) for k in range(2)]
+             for task in ("age", "person", "nested", "json_mode")
+             for strategy in ("naive", "tabled", "xgrammar", "llguidance", "outlines_core")}
+    store(root, "speed", speed)
     return root
 
 
