@@ -74,7 +74,7 @@ class EngineConstraint:
         self.work = WorkCounter()  # the engines do their own work; nothing of ours is counted
         self.n_words = (len(vocab) + 31) // 32
         self.buffer = np.zeros(self.n_words, dtype=np.int32)
-        self.impl = _IMPLEMENTATIONS[engine](vocab)
+        self.impl = prepare(engine, vocab)
         self.matcher = self.impl.compile(task.kind, task.spec)
 
     def start(self):
@@ -263,6 +263,19 @@ class _OutlinesMatcher:
 
 
 _IMPLEMENTATIONS = {"xgrammar": _XGrammar, "llguidance": _LLGuidance, "outlines_core": _OutlinesCore}
+
+
+_PREPARED: dict = {}
+
+
+def prepare(engine: str, vocab: Vocabulary):
+    """The engine's per-vocabulary object (its tokenizer info), built once per vocabulary and kept, as
+    our tables keep the vocabulary's character codes: compile times then count the grammar alone."""
+    key = (engine, id(vocab))
+    impl = _PREPARED.get(key)
+    if impl is None or impl[0] is not vocab:
+        impl = _PREPARED[key] = (vocab, _IMPLEMENTATIONS[engine](vocab))
+    return impl[1]
 
 
 def engine_constraint(engine: str, task, vocab: Vocabulary, key_order: str = "schema") -> EngineConstraint:
