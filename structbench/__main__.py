@@ -20,6 +20,7 @@ def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
+    from .engines import EngineUnavailable
     from .runner import run_trial
     from .store import StoreError
     from .sweep_summary import MANIFEST_NAME
@@ -29,7 +30,7 @@ def main(cfg: DictConfig) -> None:
     manifest = Path(hc.sweep.dir) / MANIFEST_NAME if hc.mode == RunMode.MULTIRUN else None
     try:
         result = run_trial(settings, manifest=manifest)
-    except (ValueError, StoreError) as e:
+    except (ValueError, StoreError, EngineUnavailable) as e:
         print(f"structbench: error: {e}", file=sys.stderr)
         sys.exit(2)
     what = "skipped (already stored)" if result.skipped else f"{result.n_rows} rows in {result.seconds:.2f} s"
