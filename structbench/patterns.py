@@ -25,6 +25,7 @@ are interval lists, looked up with bisect and cached per character.
 from __future__ import annotations
 
 import bisect
+import functools
 from dataclasses import dataclass, field
 
 MAX_CODE_POINT = 0x10FFFF
@@ -109,8 +110,10 @@ class Repeat:
 class _Parser:
     """Recursive descent over the pattern; every error names its position."""
 
-    def __init__(self, pattern: str):
+    def __init__(self, pattern: str, safe_classes: bool = False):
         self.pattern, self.i = pattern, 0
+        self.safe_classes = safe_classes
+        self.negated = False  # inside a negated class [^...]
 
     def fail(self, problem: str, position: int | None = None):
         raise PatternError(self.pattern, self.i if position is None else position, problem)
@@ -251,6 +254,8 @@ class _Parser:
             self.fail("pattern ends with a lone backslash", start)
         ch = self.take()
         if ch in _CLASS_ESCAPES:
+            if self.safe_classes:
+                return _safe_class_escape(ch, large=in_class and self.negated)
             return _CLASS_ESCAPES[ch]
         if ch in _CONTROL_ESCAPES:
             if ch == "0" and self.peek() is not None and self.peek().isdigit():
@@ -274,6 +279,7 @@ class _Parser:
         if self.peek() == "^":
             self.take()
             negated = True
+        self.negated = negated
         if self.peek() == "]":
             self.fail("empty character class", start)
         pieces: list[tuple[int, int]] = []
@@ -437,16 +443,45 @@ class DFA:
         return state in self.accepting
 
 
-def parse_pattern(pattern: str):
+def parse_pattern(pattern: str, safe_classes: bool = False):
     if not isinstance(pattern, str):
         raise TypeError(f"a pattern must be a string, not {type(pattern).__name__}")
-    return _Parser(pattern).parse()
+    return _Parser(pattern, safe_classes).parse()
 
 
-def compile_pattern(pattern: str) -> DFA:
-    """Pattern -> NFA (Thompson's construction) -> DFA (subset construction)."""
+@functools.lru_cache(maxsize=1)
+def _unicode_classes() -> dict[str, Intervals]:
+    """Python's Unicode \\d, \\w and \\s (str.isdecimal, isalnum or "_", isspace) as intervals."""
+    found: dict[str, list] = {"d": [], "w": [], "s": []}
+    tests = {"d": str.isdecimal, "w": lambda c: c.isalnum() or c == "_", "s": str.isspace}
+    for code in range(MAX_CODE_POINT + 1):
+        ch = chr(code)
+        for name, test in tests.items():
+            if test(ch):
+                found[name].append((code, code))
+    return {name: _normalise(v) for name, v in found.items()}
+
+
+def _safe_class_escape(ch: str, large: bool) -> Intervals:
+    """A class escape read so that the result is a subset under both the ASCII reading (ECMA-262, the
+    engines) and the Unicode one (Python's `re` without flags, jsonschema's): \\d is [0-9], \\D everything
+    but the Unicode digits. Inside a negated class the larger reading is taken, so its complement is the
+    smaller."""
+    base = ch.lower()
+    ascii_set = _CLASS_ESCAPES[base]
+    unicode_set = _unicode_classes()[base]
+    if ch == base:  # \d \w \s
+        return unicode_set if large else ascii_set
+    return _complement(ascii_set) if large else _complement(unicode_set)
+
+
+def compile_pattern(pattern: str, safe_classes: bool = False) -> DFA:
+    """Pattern -> NFA (Thompson's construction) -> DFA (subset construction).
+
+    safe_classes: read \\d \\w \\s and their negations so that the DFA accepts only texts that match under
+    both ASCII and Unicode semantics (JSON Schema's `pattern`, judged by Python's `re`)."""
     nfa = _NFA()
-    nfa_start, nfa_accept = nfa.build(parse_pattern(pattern))
+    nfa_start, nfa_accept = nfa.build(parse_pattern(pattern, safe_classes))
     edges = nfa.edges
 
     def closure(states) -> frozenset[int]:

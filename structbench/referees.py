@@ -1,6 +1,9 @@
 """Referees: the judges of validity. Never the project's own checker.
 
-Schema tasks are judged by `jsonschema` (Draft 2020-12) on the parsed answer;
+Schema tasks are judged by `jsonschema` (Draft 2020-12) on the parsed answer, with `format` asserted
+for a fixed list of formats (REFEREE_FORMATS: jsonschema only asserts `format` given a FormatChecker,
+and which formats that checks depends on the packages installed, so the list is pinned; the packages
+for date-time, time and uri are dependencies). Any other format is an annotation;
 pattern tasks by Python's `re.fullmatch` with ASCII semantics (the semantics
 the pattern compiler implements, and JSON Schema's ECMA-262 `\\d` and `\\w`).
 """
@@ -22,13 +25,28 @@ def parse_json(text: str):
     return json.loads(text, parse_constant=_reject_constant)
 
 
+# The formats the referee asserts. Each needs only the standard library, or a declared dependency
+# (rfc3339-validator: date-time, time; rfc3986-validator: uri, uri-reference; idna: idn-hostname).
+REFEREE_FORMATS = ("date", "time", "date-time", "email", "idn-email", "ipv4", "ipv6", "uuid", "uri",
+                   "uri-reference", "regex", "idn-hostname")
+
+
+def format_checker() -> jsonschema.FormatChecker:
+    known = jsonschema.Draft202012Validator.FORMAT_CHECKER.checkers
+    missing = [f for f in REFEREE_FORMATS if f not in known]
+    if missing:
+        raise RuntimeError(f"the referee cannot check format(s) {missing}: install rfc3339-validator, "
+                           f"rfc3986-validator and idna (dependencies of structbench)")
+    return jsonschema.FormatChecker(formats=REFEREE_FORMATS)
+
+
 class SchemaReferee:
     def __init__(self, schema):
         try:
             jsonschema.Draft202012Validator.check_schema(schema)
         except jsonschema.SchemaError as e:
             raise ValueError(f"not a valid Draft 2020-12 schema: {e.message}") from None
-        self.validator = jsonschema.Draft202012Validator(schema)
+        self.validator = jsonschema.Draft202012Validator(schema, format_checker=format_checker())
 
     def __call__(self, text: str) -> bool:
         try:

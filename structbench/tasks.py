@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .patterns import compile_pattern
 from .referees import PatternReferee, SchemaReferee
@@ -47,6 +47,7 @@ class Task:
     opening: str = "{"
     schema_depth: int = 0
     walk_answer: str | None = None  # the valid answer the speed experiment walks; the reference if None
+    checker_options: dict = field(default_factory=dict)  # e.g. the lesson's numbers for the lesson's JSON mode
 
     def __post_init__(self):
         if self.kind not in ("pattern", "schema"):
@@ -55,14 +56,14 @@ class Task:
     def referee(self):
         return PatternReferee(self.spec) if self.kind == "pattern" else SchemaReferee(self.spec)
 
-    def machine(self, key_order: str = "any"):
+    def machine(self, key_order: str = "any", whitespace: str = "lesson"):
         """The automaton the naive and tabled strategies run: a DFA or a pushdown checker."""
         from .constraints import PatternMachine
         from .schema import SchemaChecker
 
         if self.kind == "pattern":
             return PatternMachine(compile_pattern(self.spec))
-        return SchemaChecker(self.spec, key_order)
+        return SchemaChecker(self.spec, key_order, whitespace, **self.checker_options)
 
 
 def age_task() -> Task:
@@ -79,7 +80,9 @@ JSON_MODE_WALK = ('{"name": "Ada", "age": 36, "pets": ["cat", "dog"], "address":
 
 def json_mode_task() -> Task:
     """Schema {} (any JSON value) with the model that leaves out the age: the lesson's section 6."""
-    return Task("json_mode", "schema", {}, NO_AGE_REFERENCE, walk_answer=JSON_MODE_WALK)
+    # The lesson's JSON mode reads numbers as the lesson's checker did (no exponent), so its masks are the lesson's.
+    return Task("json_mode", "schema", {}, NO_AGE_REFERENCE, walk_answer=JSON_MODE_WALK,
+                checker_options={"numbers": "lesson"})
 
 
 def strict_no_age_task() -> Task:
