@@ -66,7 +66,7 @@ class EngineConstraint:
     """One compiled grammar of an engine. The engines' matchers are stateful: `start()` resets the one
     matcher and returns it as the state, `advance` moves it; answers are walked one at a time."""
 
-    def __init__(self, engine: str, task, vocab: Vocabulary, key_order: str = "schema"):
+    def __init__(self, engine: str, task, vocab: Vocabulary, key_order: str = "schema", whitespace: str = "lesson"):
         if key_order != "schema" and task.kind == "schema" and _has_properties(task.spec):
             raise ValueError(f"strategy {engine!r} writes properties in schema order; set key_order=schema "
                              f"to compare it with our checkers under the same policy")
@@ -75,7 +75,7 @@ class EngineConstraint:
         self.n_words = (len(vocab) + 31) // 32
         self.buffer = np.zeros(self.n_words, dtype=np.int32)
         self.impl = prepare(engine, vocab)
-        self.matcher = self.impl.compile(task.kind, task.spec)
+        self.matcher = self.impl.compile(task.kind, task.spec, whitespace)
 
     def start(self):
         self.matcher.reset()
@@ -117,10 +117,15 @@ class _XGrammar:
         info = xgr.TokenizerInfo(encoded, xgr.VocabType.RAW, vocab_size=len(vocab), stop_token_ids=[vocab.eos_id])
         self.compiler = xgr.GrammarCompiler(info, max_threads=1, cache_enabled=False)
 
-    def compile(self, kind: str, spec):
+    def compile(self, kind: str, spec, whitespace: str = "lesson"):
         xgr = self.xgr
         if kind == "pattern":
             compiled = self.compiler.compile_regex(spec)
+        elif whitespace != "lesson":
+            flexible = whitespace == "flexible"
+            grammar = xgr.Grammar.from_json_schema(json.dumps(spec), any_whitespace=flexible,
+                                                   separators=None if flexible else (",", ":"))
+            compiled = self.compiler.compile_grammar(grammar)
         else:
             # No "at most one space" option: take the one-space grammar and make each space optional.
             ebnf = str(xgr.Grammar.from_json_schema(json.dumps(spec), any_whitespace=False, separators=(", ", ": ")))
@@ -181,12 +186,15 @@ class _LLGuidance:
         self.tokenizer = llg.LLTokenizer(llg.TokenizerWrapper(_ByteTokenizer(vocab, _specials(vocab))),
                                          eos_token=[vocab.eos_id])
 
-    def compile(self, kind: str, spec):
+    def compile(self, kind: str, spec, whitespace: str = "lesson"):
         llg = self.llg
         if kind == "pattern":
             body = f"/{llg.regex_to_lark(spec)}/"
         else:
-            spec = {**spec, "x-guidance": {"whitespace_flexible": False, "item_separator": ", ?", "key_separator": ": ?"}}
+            policy = {"lesson": {"whitespace_flexible": False, "item_separator": ", ?", "key_separator": ": ?"},
+                      "compact": {"whitespace_flexible": False, "item_separator": ",", "key_separator": ":"},
+                      "flexible": {"whitespace_flexible": True}}[whitespace]
+            spec = {**spec, "x-guidance": policy} if isinstance(spec, dict) else spec
             body = "%json " + json.dumps(spec)
         # no_forcing only takes effect as a grammar directive.
         grammar = '%llguidance {"no_forcing": true}\nstart: ' + body + "\n"
@@ -226,18 +234,22 @@ class _OutlinesCore:
                 by_bytes.setdefault(raw, []).append(i)
         self.vocabulary = oc.Vocabulary(vocab.eos_id, by_bytes)
 
-    def regex(self, kind: str, spec) -> str:
+    def regex(self, kind: str, spec, whitespace: str = "lesson") -> str:
         if kind == "pattern":
             return spec
         from outlines_core.json_schema import build_regex_from_schema
+
+        if whitespace != "lesson":
+            return build_regex_from_schema(json.dumps(spec), whitespace_pattern="" if whitespace == "compact"
+                                           else r"[ \t\n\r]*")
 
         # Mark every whitespace slot, then keep one optional space after ':' and ',' only.
         mark = "(?:\\x{1F}\\x{1E}\\x{1F})"
         regex = build_regex_from_schema(json.dumps(spec), whitespace_pattern=mark)
         return regex.replace(":" + mark, ": ?").replace("," + mark, ", ?").replace(mark, "")
 
-    def compile(self, kind: str, spec):
-        index = self.oc.Index(self.regex(kind, spec), self.vocabulary)
+    def compile(self, kind: str, spec, whitespace: str = "lesson"):
+        index = self.oc.Index(self.regex(kind, spec, whitespace), self.vocabulary)
         return _OutlinesMatcher(self.oc.Guide(index))
 
 
@@ -278,7 +290,8 @@ def prepare(engine: str, vocab: Vocabulary):
     return impl[1]
 
 
-def engine_constraint(engine: str, task, vocab: Vocabulary, key_order: str = "schema") -> EngineConstraint:
+def engine_constraint(engine: str, task, vocab: Vocabulary, key_order: str = "schema",
+                      whitespace: str = "lesson") -> EngineConstraint:
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
-    return EngineConstraint(engine, task, vocab, key_order)
+    return EngineConstraint(engine, task, vocab, key_order, whitespace)

@@ -88,7 +88,9 @@ Stack = tuple  # of Frame, innermost last
 
 def _escape_candidates(esc: str):
     """The code points a partly read escape can still stand for (no lone surrogates), as intervals."""
-    if esc == "\\" or esc == "u":
+    if esc == "\\":  # a simple escape (\\" \\\\ \\/ and controls) or the start of \\u
+        return tuple(sorted(_ANY_CHAR + ((0x22, 0x22), (0x2F, 0x2F), (0x5C, 0x5C))))
+    if esc == "u":
         return _ANY_CHAR
     if esc.startswith("u"):
         digits = esc[1:]

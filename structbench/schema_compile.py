@@ -815,12 +815,8 @@ def merge(a, b, path: str):
             if len(va) * len(vb) > MAX_BRANCHES or k == "oneOf":
                 raise UnsupportedSchema(k, path, f"two {k} to combine in allOf")
             out[k] = [{"allOf": [x, y]} for x in va for y in vb]
-        elif k == "items":
-            out[k] = {"allOf": [va, vb]}
-        elif k == "prefixItems":
-            n = max(len(va), len(vb))
-            ia, ib = a.get("items", True), b.get("items", True)
-            out[k] = [{"allOf": [va[i] if i < len(va) else ia, vb[i] if i < len(vb) else ib]} for i in range(n)]
+        elif k in ("items", "prefixItems"):
+            continue  # below: position by position
         elif k in ("properties", "patternProperties"):
             continue  # below, with additionalProperties
         elif k == "additionalProperties":
@@ -831,6 +827,19 @@ def merge(a, b, path: str):
             out[k] = as_int(va) * as_int(vb) // math.gcd(as_int(va), as_int(vb))
         else:
             raise UnsupportedSchema("allOf", path, f"{k!r} differs between the schemas it combines")
+    if any(k in a or k in b for k in ("items", "prefixItems")):
+        # Each side sees index i through its own prefixItems, else its own items.
+        pa, pb = a.get("prefixItems", []), b.get("prefixItems", [])
+        ia, ib = a.get("items", True), b.get("items", True)
+        both = lambda x, y: y if x is True else x if y is True else {"allOf": [x, y]}  # noqa: E731
+        n = max(len(pa), len(pb))
+        if n:
+            out["prefixItems"] = [both(pa[i] if i < len(pa) else ia, pb[i] if i < len(pb) else ib) for i in range(n)]
+        items = both(ia, ib)
+        if items is True:
+            out.pop("items", None)
+        else:
+            out["items"] = items
     if "enum" in out and "const" in out:
         out["enum"] = [v for v in out["enum"] if _json_equal(v, out.pop("const"))]
     # Objects: a key's schema is its own schema (or the other keys' one) on both sides.

@@ -30,7 +30,7 @@ TASKS = {
 VOCABS = ("toy", "synthetic") + REAL_VOCABS
 KEY_ORDERS = ("any", "schema")
 MODELS = ("toy",)
-EXPERIMENT_KINDS = ("validity", "speed", "lesson")
+EXPERIMENT_KINDS = ("validity", "speed", "lesson", "coverage")
 LESSON_PARTS = ("first_step", "mask_table", "distortion", "formulas", "length", "retry", "work")
 
 

@@ -57,6 +57,16 @@ ROW_SCHEMA = pa.schema(
         ("compile_masks", pa.int64()),
         ("masks_built", pa.int64()),
         ("wall_ms", pa.float64()),
+        # kind=coverage: one row per (schema file, test instance); instance -1 for a schema's compile alone.
+        ("subset", pa.string()),
+        ("schema_file", pa.string()),
+        ("whitespace", pa.string()),
+        ("outcome", pa.string()),  # ok, unsupported, error, timeout, no_referee
+        ("outcome_detail", pa.string()),  # the keyword and path, or the message
+        ("instance", pa.int64()),
+        ("referee_valid", pa.bool_()),
+        ("dataset_valid", pa.bool_()),
+        ("accepted", pa.bool_()),
         # Data points behind a figure (kind=lesson): which figure, which series, and the point itself.
         ("figure", pa.string()),
         ("series", pa.string()),

@@ -59,7 +59,13 @@ def format_summary(df: pd.DataFrame, where: str) -> str:
         parts = []
         if (df["kind"] == "validity").any():
             parts += ["valid share per trial (95% Wilson interval):", validity_summary(df[df["kind"] == "validity"]).to_string(index=False), ""]
-        masks = mask_time_summary(df)
+        if (df["kind"] == "coverage").any():
+            from experiments.coverage import summary_table
+
+            parts += ["coverage per subset and strategy (verdicts among the instances of compiled schemas):",
+                      summary_table(df[df["kind"] == "coverage"]).to_string(index=False), ""]
+        rest = df[df["kind"] != "coverage"]
+        masks = mask_time_summary(rest) if not rest.empty else pd.DataFrame()
         if not masks.empty:
             parts += ["mask time per step:", masks.to_string(index=False), ""]
         parts.append(f"rows: {len(df)} in {where}")

@@ -1,0 +1,351 @@
+"""coverage: compile every schema of a MaskBench-format corpus under one strategy, and walk every test
+instance through the constraint token by token on a real vocabulary.
+
+Per schema: the compile outcome (ok / unsupported / error / timeout, with the keyword and path or the
+message) and the compile milliseconds. Per test instance (serialised in the whitespace policy's style,
+object keys in the schema's property order where the schema names them, spelled by the vocabulary's
+own tokenizer): whether the constraint accepts it (every token allowed, then the end), against the
+referee's verdict (jsonschema, Draft 2020-12, the formats in referees.REFEREE_FORMATS asserted):
+`valid_accepted`, `valid_rejected`, `invalid_accepted` (the soundness failure), `invalid_rejected`.
+For the first accepted instances of a schema (`mask_walks`) every step's mask is timed (µs).
+
+One trial = one strategy over one shard of the corpus: `subset` (a file-name prefix, or "all") and a
+deterministic sample (`sample` files per subset, chosen by a hash of the file name; null = all). A file
+that is not JSON, not in the format, or not a valid schema gets its outcome and the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+
+from structbench.referees import SchemaReferee, parse_json
+
+OUTCOMES = ("ok", "unsupported", "error", "timeout", "no_referee")
+VERDICTS = ("valid_accepted", "valid_rejected", "invalid_accepted", "invalid_rejected")
+SEPARATORS = {"lesson": (", ", ": "), "compact": (",", ":")}
+MAX_FILE_BYTES = 2_000_000
+
+
+class CompileTimeout(Exception):
+    pass
+
+
+def subset_of(path: Path) -> str:
+    """MaskBench names its files <subset>---<id>.json; JME's are JME_<n>.json."""
+    name = path.name
+    if "---" in name:
+        return name.split("---")[0]
+    return name.split("_")[0] if "_" in name else "other"
+
+
+def corpus_files(corpus_dir, subset: str = "all", sample: int | None = None) -> list[Path]:
+    root = Path(corpus_dir)
+    if not root.is_dir():
+        raise ValueError(f"corpus_dir {str(root)!r} is not a directory")
+    files = sorted(p for p in root.glob("*.json") if not p.name.startswith("."))
+    if subset != "all":
+        files = [p for p in files if subset_of(p) == subset]
+    if sample is not None:
+        by_subset: dict[str, list[Path]] = {}
+        for p in files:
+            by_subset.setdefault(subset_of(p), []).append(p)
+        files = []
+        for group in by_subset.values():
+            group.sort(key=lambda p: hashlib.sha256(p.name.encode()).hexdigest())
+            files += sorted(group[:sample])
+    return files
+
+
+def serialise(value, whitespace: str) -> str:
+    if whitespace == "flexible":
+        return json.dumps(value, ensure_ascii=False, indent=2)
+    return json.dumps(value, ensure_ascii=False, separators=SEPARATORS[whitespace])
+
+
+def _resolve(schema, root, depth=0):
+    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#") and depth < 20:
+        target = root
+        for part in schema["$ref"][1:].split("/")[1:]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            target = target.get(part) if isinstance(target, dict) else None
+        if target is None:
+            return {}
+        schema, depth = target, depth + 1
+    return schema if isinstance(schema, dict) else {}
+
+
+def _properties(schema, root, depth=0) -> dict:
+    schema = _resolve(schema, root)
+    props = dict(schema.get("properties", {})) if isinstance(schema.get("properties"), dict) else {}
+    for part in schema.get("allOf", []) if isinstance(schema.get("allOf"), list) else []:
+        if depth < 10:
+            for k, v in _properties(part, root, depth + 1).items():
+                props.setdefault(k, v)
+    return props
+
+
+def in_schema_order(value, schema, root, depth=0):
+    """The value with each object's keys in the order its schema lists them (the engines write properties
+    in schema order); keys the schema does not name keep their place after them."""
+    if depth > 60:
+        return value
+    schema = _resolve(schema, root)
+    if isinstance(value, dict):
+        for word in ("anyOf", "oneOf"):
+            for branch in schema.get(word, []) if isinstance(schema.get(word), list) else []:
+                if set(value) <= set(_properties(branch, root)) and _properties(branch, root):
+                    schema = _resolve(branch, root)
+                    break
+        props = _properties(schema, root)
+        extra = schema.get("additionalProperties", {})
+        keys = [k for k in props if k in value] + [k for k in value if k not in props]
+        return {k: in_schema_order(value[k], props.get(k, extra), root, depth + 1) for k in keys}
+    if isinstance(value, list):
+        prefix = schema.get("prefixItems", []) if isinstance(schema.get("prefixItems"), list) else []
+        items = schema.get("items", {})
+        return [in_schema_order(v, prefix[i] if i < len(prefix) else items, root, depth + 1) for i, v in enumerate(value)]
+    return value
+
+
+def spell(vocab, value, whitespace: str) -> tuple[str, list[int]]:
+    """The text and its tokens; non-ASCII characters are escaped when the vocabulary would need pieces of
+    characters to write them (our checkers read characters; the engines would read such pieces too)."""
+    text = serialise(value, whitespace)
+    ids = vocab.encode(text)
+    if any(vocab.tokens[i] is None for i in ids):
+        text = json.dumps(value, ensure_ascii=True, **({"indent": 2} if whitespace == "flexible" else
+                                                          {"separators": SEPARATORS[whitespace]}))
+        ids = vocab.encode(text)
+    return text, ids
+
+
+class _Alarm:
+    """A compile that takes longer than `seconds` raises CompileTimeout (SIGALRM: the main thread only)."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def __enter__(self):
+        self.active = bool(self.seconds) and hasattr(signal, "setitimer")
+        if self.active:
+            try:
+                self.old = signal.signal(signal.SIGALRM, self._fire)
+                signal.setitimer(signal.ITIMER_REAL, float(self.seconds))
+            except ValueError:  # not the main thread: no timeout
+                self.active = False
+        return self
+
+    def _fire(self, *_):
+        raise CompileTimeout()
+
+    def __exit__(self, *exc):
+        if self.active:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.old)
+        return False
+
+
+class _OurWalker:
+    """Our checker: acceptance by stepping the checker through each token's characters; masks (for
+    timing) from the vectorised tables, state by state."""
+
+    def __init__(self, schema, vocab, whitespace: str):
+        from structbench.dense import LazyDense, machine_boundaries
+        from structbench.schema import SchemaChecker
+
+        self.checker = SchemaChecker(schema, "any", whitespace)
+        self.vocab = vocab
+        self.dense = LazyDense(self.checker, machine_boundaries(self.checker.special_chars()))
+
+    def accepts(self, ids) -> bool:
+        state = self.checker.start()
+        for tid in ids:
+            text = self.vocab.tokens[tid]
+            if text is None:
+                return False
+            state = self.checker.feed(state, text)
+            if state is None:
+                return False
+        return self.checker.can_end(state)
+
+    def mask_times(self, ids) -> list[float]:
+        out, state = [], self.dense.start
+        for tid in list(ids) + [self.vocab.eos_id]:
+            t = time.perf_counter_ns()
+            allowed, _ = self.dense.mask(state, self.vocab)
+            out.append((time.perf_counter_ns() - t) / 1000.0)
+            if not allowed[tid]:
+                raise AssertionError("a mask refused a token the checker accepted")
+            if tid != self.vocab.eos_id:
+                for ch in self.vocab.tokens[tid]:
+                    state = self.dense.step(state, ch)
+        return out
+
+
+class _EngineWalker:
+    def __init__(self, engine: str, schema, vocab, whitespace: str):
+        from structbench.engines import engine_constraint
+        from structbench.tasks import Task
+
+        task = Task("coverage", "schema", schema, "{}")
+        self.constraint = engine_constraint(engine, task, vocab, "schema", whitespace)
+        self.vocab = vocab
+
+    def accepts(self, ids) -> bool:
+        state = self.constraint.start()
+        for tid in ids:
+            if not state.accept(tid):
+                return False
+        return bool(self.constraint.can_end(state))
+
+    def mask_times(self, ids) -> list[float]:
+        out, state = [], self.constraint.start()
+        for tid in list(ids) + [self.vocab.eos_id]:
+            t = time.perf_counter_ns()
+            self.constraint.mask_bits(state)
+            out.append((time.perf_counter_ns() - t) / 1000.0)
+            if tid != self.vocab.eos_id and not state.accept(tid):
+                raise AssertionError("the engine refused a token it accepted before")
+        return out
+
+
+def build_walker(strategy: str, schema, vocab, whitespace: str):
+    if strategy == "tabled":
+        return _OurWalker(schema, vocab, whitespace)
+    if strategy in ("xgrammar", "llguidance", "outlines_core"):
+        return _EngineWalker(strategy, schema, vocab, whitespace)
+    raise ValueError(f"the coverage experiment runs strategy tabled or an engine, not {strategy!r}")
+
+
+def classify_error(e: Exception) -> tuple[str, str]:
+    from structbench.schema import InvalidSchema, UnsupportedSchema
+
+    if isinstance(e, UnsupportedSchema):
+        return "unsupported", f"{e.keyword} at {e.path}" + (f" ({e.detail})" if e.detail else "")
+    if isinstance(e, CompileTimeout):
+        return "timeout", ""
+    if isinstance(e, InvalidSchema):
+        return "error", f"invalid schema: {e}"
+    if isinstance(e, RecursionError):
+        return "error", "schema nested too deeply"
+    msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+    # The engines say "unsupported" / "unimplemented" in their own words: keep them apart from crashes.
+    low = msg.lower()
+    if any(w in low for w in ("unimplemented", "unsupported", "not supported", "unknown format")):
+        return "unsupported", msg[:300]
+    return "error", f"{type(e).__name__}: {msg[:300]}"
+
+
+def schema_rows(path: Path, strategy: str, vocab, whitespace: str, timeout_s: float, mask_walks: int) -> list[dict]:
+    base = {"task": path.stem, "subset": subset_of(path), "schema_file": path.name, "whitespace": whitespace}
+    # The file itself.
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return [{**base, "outcome": "error", "outcome_detail": f"file larger than {MAX_FILE_BYTES} bytes", "instance": -1}]
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        schema, tests = doc["schema"], doc.get("tests", [])
+        if not isinstance(tests, list):
+            raise KeyError("tests")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as e:
+        return [{**base, "outcome": "error", "outcome_detail": f"not a MaskBench file: {type(e).__name__}: {e}"[:300],
+                 "instance": -1}]
+    try:
+        referee = SchemaReferee(schema)
+    except Exception as e:  # noqa: BLE001 - any failure is this file's outcome
+        return [{**base, "outcome": "no_referee", "outcome_detail": str(e)[:300], "instance": -1}]
+    t0 = time.perf_counter()
+    try:
+        with _Alarm(timeout_s):
+            walker = build_walker(strategy, schema, vocab, whitespace)
+        outcome, detail = "ok", ""
+    except ValueError as e:
+        if "strategy" in str(e) and "coverage" in str(e):
+            raise
+        outcome, detail = classify_error(e)
+    except Exception as e:  # noqa: BLE001
+        outcome, detail = classify_error(e)
+    compile_ms = (time.perf_counter() - t0) * 1000
+    base.update(outcome=outcome, outcome_detail=detail, compile_ms=compile_ms)
+    if not tests or outcome != "ok":
+        return [{**base, "instance": -1}]
+    rows, timed = [], 0
+    for i, test in enumerate(tests):
+        row = {**base, "instance": i, "sample": i}
+        try:
+            value = test["data"]
+            text, ids = spell(vocab, in_schema_order(value, schema, schema), whitespace)
+            valid = referee(text)
+            row.update(text=text, n_tokens=len(ids), referee_valid=valid,
+                       dataset_valid=bool(test.get("valid")) if "valid" in test else None)
+            t = time.perf_counter()
+            with _Alarm(timeout_s):
+                accepted = walker.accepts(ids)
+            row["wall_ms"] = (time.perf_counter() - t) * 1000
+            row["accepted"] = accepted
+            row["category"] = f"{'valid' if valid else 'invalid'}_{'accepted' if accepted else 'rejected'}"
+            if accepted and timed < mask_walks:
+                with _Alarm(timeout_s):
+                    row["mask_us"] = walker.mask_times(ids)
+                timed += 1
+        except CompileTimeout:
+            row["category"], row["outcome_detail"] = "timeout", "walk timed out"
+        except Exception as e:  # noqa: BLE001 - one bad instance never stops the sweep
+            row["category"], row["outcome_detail"] = "error", f"{type(e).__name__}: {str(e)[:200]}"
+        rows.append(row)
+    return rows
+
+
+def run(settings: dict, trial, progress: bool = False) -> list[dict]:
+    from tqdm import tqdm
+
+    strategy = settings["strategy"]["name"]
+    whitespace = settings.get("whitespace", "lesson")
+    files = corpus_files(settings["corpus_dir"], settings.get("subset", "all"), settings.get("sample"))
+    rows = []
+    for path in tqdm(files, desc=f"coverage/{strategy}/{settings.get('subset', 'all')}", disable=not progress,
+                     leave=False):
+        rows += schema_rows(path, strategy, trial.vocab, whitespace, settings.get("compile_timeout_s", 10),
+                            settings.get("mask_walks", 1))
+    for row in rows:
+        row.setdefault("finished", True)
+        row.setdefault("attempts", 1)
+    return rows
+
+
+def summary_table(df) -> "pd.DataFrame":  # noqa: F821
+    """Per subset x strategy: schemas, compiled (declared coverage), outcomes, and the four verdicts
+    (among schemas compiled), with compile and mask time medians."""
+    import pandas as pd
+
+    out = []
+    for (subset, strategy), g in df.groupby(["subset", "strategy"], sort=True):
+        per_schema = g.drop_duplicates("schema_file")
+        inst = g[g["instance"] >= 0]
+        steps = [v for m in inst["mask_us"] if m is not None for v in m]
+        row = {"subset": subset, "strategy": strategy, "schemas": len(per_schema),
+               "compiled": int((per_schema["outcome"] == "ok").sum())}
+        for o in ("unsupported", "error", "timeout", "no_referee"):
+            row[o] = int((per_schema["outcome"] == o).sum())
+        row["instances"] = len(inst)
+        for v in VERDICTS:
+            row[v] = int((inst["category"] == v).sum())
+        row["compile_ms_median"] = float(per_schema["compile_ms"].median()) if len(per_schema) else np.nan
+        row["mask_us_median"] = float(np.median(steps)) if steps else np.nan
+        out.append(row)
+    table = pd.DataFrame(out)
+    if not table.empty:
+        total = table.groupby("strategy", sort=True).sum(numeric_only=True).reset_index()
+        total["subset"] = "ALL"
+        for col in ("compile_ms_median", "mask_us_median"):
+            total[col] = [float(df[df["strategy"] == s].drop_duplicates("schema_file")["compile_ms"].median())
+                          if col == "compile_ms_median" else
+                          float(np.median([v for m in df[df["strategy"] == s]["mask_us"] if m is not None for v in m]
+                                          or [np.nan])) for s in total["strategy"]]
+        table = pd.concat([table, total[table.columns]], ignore_index=True)
+    return table
