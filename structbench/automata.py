@@ -130,8 +130,8 @@ def _astral(c: str) -> str:
 
 def any_string(min_len: int = 0, max_len: int | None = None) -> DFA:
     """Any characters (code points), between min_len and max_len of them."""
-    if max_len is not None and max_len > 4096 or min_len > 4096:
-        raise TooComplex("a string length bound above 4096 characters")
+    if max_len is not None and max_len > 100_000 or min_len > 100_000:
+        raise TooComplex("a string length bound above 100,000 characters")
     # A counted repeat copies the machine, so build it directly: one state per length.
     top = max_len if max_len is not None else min_len
     moves = []

@@ -687,6 +687,64 @@ def fig_speed(df: pd.DataFrame) -> plt.Figure:
     return fig
 
 
+COVERAGE_ORDER = ("tabled", "llguidance", "xgrammar", "outlines_core")
+
+
+def fig_coverage(df: pd.DataFrame) -> plt.Figure:
+    """The coverage sweep: declared coverage per subset and strategy, invalid-accepted and valid-rejected
+    counts, and the distributions of compile time per schema and mask time per step."""
+    rows = df[df["kind"] == "coverage"]
+    if rows.empty:
+        raise MissingRows("no coverage rows")
+    strategies = [s for s in COVERAGE_ORDER if s in set(rows["strategy"])] + sorted(set(rows["strategy"]) - set(COVERAGE_ORDER))
+    subsets = sorted(rows["subset"].dropna().unique())
+    schemas = rows.drop_duplicates(["strategy", "schema_file"])
+    fig, (a, b, c) = plt.subplots(1, 3, figsize=(15, 4.6))
+    width = 0.8 / max(len(strategies), 1)
+    for k, s in enumerate(strategies):
+        shares, bad = [], []
+        for sub in subsets:
+            g = schemas[(schemas["strategy"] == s) & (schemas["subset"] == sub)]
+            shares.append((g["outcome"] == "ok").mean() if len(g) else np.nan)
+            inst = rows[(rows["strategy"] == s) & (rows["subset"] == sub)]
+            bad.append(int((inst["category"] == "invalid_accepted").sum()))
+        xs = np.arange(len(subsets)) - 0.4 + width * (k + 0.5)
+        a.bar(xs, shares, width, color=STRATEGY_COLORS.get(s, INK), label="ours (tabled)" if s == "tabled" else s)
+        for x, share, n in zip(xs, shares, bad):
+            if n:
+                a.text(x, (share if share == share else 0) + 0.02, f"{n}✗", ha="center", fontsize=6.5, color=RED, rotation=90)
+    a.set_xticks(range(len(subsets)), subsets, rotation=20, fontsize=8)
+    a.set_ylim(0, 1.12)
+    a.yaxis.set_major_formatter(PERCENT)
+    a.set_ylabel("schemas compiled (declared coverage)")
+    a.set_xlabel("MaskBench subset")
+    a.set_title("Coverage per subset (✗: invalid instances accepted)")
+    a.legend(frameon=False, fontsize=7.5, ncol=2, loc="upper left")
+    compile_ms = [schemas[(schemas["strategy"] == s) & (schemas["outcome"] == "ok")]["compile_ms"].dropna().to_numpy()
+                  for s in strategies]
+    masks = [np.concatenate([np.asarray(m, dtype=float) for m in rows[rows["strategy"] == s]["mask_us"]
+                             if m is not None and len(m)] or [np.array([np.nan])]) for s in strategies]
+    for ax, data, label, title in ((b, compile_ms, "compile time per schema, ms (log)", "Compile"),
+                                   (c, masks, "mask time per step, µs (log)", "Mask per step (first accepted walk)")):
+        data = [d[np.isfinite(d) & (d > 0)] if len(d) else np.array([1.0]) for d in data]
+        parts = ax.boxplot([d if len(d) else np.array([np.nan]) for d in data], whis=(5, 95), showfliers=False,
+                           patch_artist=True, widths=0.6)
+        for patch, s in zip(parts["boxes"], strategies):
+            patch.set_facecolor(STRATEGY_COLORS.get(s, INK))
+            patch.set_alpha(0.75)
+        ax.set_yscale("log")
+        ax.set_xticks(range(1, len(strategies) + 1), strategies, fontsize=8)
+        ax.set_ylabel(label)
+        ax.set_xlabel("strategy")
+        ax.set_title(title + " (box: quartiles, whiskers 5-95%)", fontsize=10)
+    vocab = ", ".join(sorted(rows["vocab"].dropna().unique()))
+    fig.suptitle(f"JSON Schema coverage on the MaskBench corpus ({schemas['schema_file'].nunique()} schemas, "
+                 f"{vocab} vocabulary, whitespace {', '.join(sorted(rows['whitespace'].dropna().unique()))})",
+                 fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return fig
+
+
 # ---------------------------------------------------------------------------
 # the command
 # ---------------------------------------------------------------------------
@@ -712,6 +770,7 @@ FIGURES = (
     FigureSpec("sweep_depth", ("depth",), fig_sweep_depth),
     FigureSpec("sweep_vocab_mask_time", ("vocab",), fig_sweep_vocab_mask_time),
     FigureSpec("speed", ("speed",), fig_speed),
+    FigureSpec("coverage", ("coverage",), fig_coverage),
     FigureSpec("sweep_removed_mass", ("validity",), fig_sweep_removed_mass),
     FigureSpec("sweep_work_vs_formula", ("lesson",), fig_sweep_work_vs_formula),
     FigureSpec("sweep_retry", ("noise", "validity"), fig_sweep_retry),

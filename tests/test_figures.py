@@ -127,6 +127,13 @@ def results(tmp_path_factory):
              for task in ("age", "person", "nested", "json_mode")
              for strategy in ("naive", "tabled", "xgrammar", "llguidance", "outlines_core")}
     store(root, "speed", speed)
+    coverage = {f"{strategy}-{subset}": [row(kind="coverage", strategy=strategy, subset=subset, vocab="llama3",
+                                             schema_file=f"{subset}---{k}.json", whitespace="lesson", instance=0,
+                                             outcome="ok" if k % 3 else "unsupported", category="valid_accepted",
+                                             compile_ms=float(rng.uniform(0.5, 90)),
+                                             mask_us=list(rng.uniform(2.0, 3e4, 8))) for k in range(6)]
+                for strategy in ("tabled", "llguidance") for subset in ("A", "B")}
+    store(root, "coverage", coverage)
     return root
 
 
