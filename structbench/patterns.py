@@ -294,6 +294,8 @@ class _Parser:
                 self.fail("POSIX classes are not supported", item_start)
             lo_set = self.escape(item_start, in_class=True) if ch == "\\" else _chars(ch)
             is_single = len(lo_set) == 1 and lo_set[0][0] == lo_set[0][1]
+            if self.peek() == "-" and self.peek(1) not in ("]", None) and not is_single:
+                self.fail("a range cannot start at a class escape", item_start)  # as Python's re: [\d-z]
             if self.peek() == "-" and self.peek(1) not in ("]", None) and is_single:
                 self.take()
                 hi_start = self.i
