@@ -12,8 +12,11 @@ from structbench.strategies import compile_constraint, generate
 
 
 def answer_rows(task, vocab, model, strategy: str, n: int, seed: int, max_tokens: int, max_attempts: int,
-                progress: bool = False, desc: str = "", key_order: str = "any") -> list[dict]:
-    """n answers from a generator seeded `seed`, one row each (the columns that vary per answer)."""
+                progress: bool = False, desc: str = "", key_order: str = "any", temperature: float = 1.0) -> list[dict]:
+    """n answers from a generator seeded `seed`, one row each (the columns that vary per answer).
+
+    A real model is asked each answer's own prompt (`model.for_sample`: its own facts, see
+    structbench.prompts), stored in the row; the toy model copies its reference and has none."""
     t0 = time.perf_counter()
     constraint = compile_constraint(task, vocab, strategy, key_order)
     compile_ms = (time.perf_counter() - t0) * 1000
@@ -24,8 +27,9 @@ def answer_rows(task, vocab, model, strategy: str, n: int, seed: int, max_tokens
     rows = []
     for sample in tqdm(range(n), desc=desc, disable=not progress, leave=False):
         chars0, reads0, built0 = (work.chars, work.reads, work.masks_built) if work else (0, 0, 0)
+        asked = model.for_sample(sample) if hasattr(model, "for_sample") else model
         t = time.perf_counter()
-        answer = generate(model, rng, strategy, constraint, referee, max_tokens, max_attempts)
+        answer = generate(asked, rng, strategy, constraint, referee, max_tokens, max_attempts, temperature)
         wall_ms = (time.perf_counter() - t) * 1000
         valid = referee(answer.text)
         rows.append({
@@ -45,6 +49,7 @@ def answer_rows(task, vocab, model, strategy: str, n: int, seed: int, max_tokens
             "compile_masks": compile_masks,
             "masks_built": (work.masks_built - built0) if work else 0,
             "wall_ms": wall_ms,
+            "prompt": getattr(asked, "prompt", None),
         })
     return rows
 
@@ -52,4 +57,4 @@ def answer_rows(task, vocab, model, strategy: str, n: int, seed: int, max_tokens
 def run(settings: dict, trial, progress: bool = False) -> list[dict]:
     return answer_rows(trial.task, trial.vocab, trial.model, settings["strategy"]["name"], settings["n"],
                        settings["seed"], settings["max_tokens"], settings["max_attempts"], progress, trial.label,
-                       settings.get("key_order", "any"))
+                       settings.get("key_order", "any"), settings.get("temperature", 1.0))

@@ -52,7 +52,10 @@ def _require(engine: str):
 
 def _specials(vocab: Vocabulary) -> set[int]:
     """Token ids that are not text and not the end token: special tokens and partial characters
-    with no bytes of their own are withheld from the engines, as from our checkers."""
+    with no bytes of their own are withheld from the engines, as from our checkers. A vocabulary
+    that declares its specials (SmolLM2's "<repo_name>" is no "<|...|>") is taken at its word."""
+    if vocab.special_ids:
+        return {i for i in vocab.special_ids if i != vocab.eos_id}
     return {i for i, t in enumerate(vocab.tokens) if t is None and i != vocab.eos_id and
             not _is_partial_text(vocab.token_bytes[i])}
 

@@ -687,6 +687,102 @@ def fig_speed(df: pd.DataFrame) -> plt.Figure:
     return fig
 
 
+MODEL_COLORS = {"toy": AMBER, "smollm2": BLUE}
+MODEL_LABELS = {"toy": "toy model (lesson's vocabulary)", "smollm2": "SmolLM2-135M-Instruct (real)"}
+TEMPERATURE_MARKERS = {0.0: "o", 1.0: "s"}
+
+
+def _answer_removed(values) -> float:
+    """One answer's mean probability removed per step."""
+    v = np.asarray(values if values is not None else [], dtype=float)
+    return float(v.mean()) if len(v) else math.nan
+
+
+def fig_realmodel(df: pd.DataFrame) -> plt.Figure:
+    """The realmodel sweep: per task, valid share (95% Wilson intervals) and the mean probability the mask removed
+    per step, by strategy, the toy model beside the real one, greedy and sampled; and for the tasks whose facts never
+    state the age, the share of answers that wrote one anyway (an invented age)."""
+    from .tasks import NO_AGE_TASKS, invented_age
+
+    df = df[df["kind"] == "validity"]
+    if df.empty:
+        raise MissingRows("no validity answers")
+    order = ("age", "person", "nested", "strict_no_age", "nullable_age", "json_mode")
+    tasks = [t for t in order if t in set(df["task"])] + sorted(set(df["task"]) - set(order))
+    strategies = _strategies(df)
+    models = [m for m in ("toy", "smollm2") if m in set(df["model"])] + sorted(set(df["model"]) - {"toy", "smollm2"})
+    temps = sorted(df["temperature"].fillna(1.0).unique())
+    series = [(m, t) for m in models for t in temps]
+    shift = _dodge(series, 0.8 / max(len(series), 1))
+    x_of = {s: i for i, s in enumerate(strategies)}
+    no_age = [t for t in tasks if t in NO_AGE_TASKS]
+    rows = 3 if no_age else 2
+    fig, axes = plt.subplots(rows, len(tasks), figsize=(3.3 * len(tasks) + 0.8, 2.9 * rows + 0.9), squeeze=False,
+                             sharey="row")
+    masked = set()
+    for col, task in enumerate(tasks):
+        for (model, temp) in series:
+            g = df[(df["task"] == task) & (df["model"] == model) & (df["temperature"].fillna(1.0) == temp)]
+            if g.empty:
+                continue
+            style = dict(color=MODEL_COLORS.get(model, PURPLE), marker=TEMPERATURE_MARKERS.get(temp, "D"), ms=5,
+                         mfc=MODEL_COLORS.get(model, PURPLE) if temp == 0 else "white", ls="none", capsize=2, lw=1.1)
+            valid, removed, invented = [], [], []
+            for strategy, h in g.groupby("strategy", sort=False):
+                x = x_of[strategy] + shift[(model, temp)]
+                valid.append({"x": x, **_share(h["category"])})
+                if h["mask_us"].map(lambda v: v is not None and len(v) > 0).any():  # a masked strategy
+                    masked.add(strategy)
+                    mean, lo, hi = _mean_ci([_answer_removed(v) for v in h["removed_mass"]])
+                    removed.append({"x": x, "mean": mean, "lo": max(lo, 0.0), "hi": hi})
+                if task in NO_AGE_TASKS:
+                    invented.append({"x": x, **_share(h["text"].map(lambda t: "valid" if invented_age(t) else "no"))})
+            v = pd.DataFrame(valid)
+            axes[0][col].errorbar(v["x"], v["share"], yerr=[v["share"] - v["lo"], v["hi"] - v["share"]], **style)
+            if removed:
+                r = pd.DataFrame(removed)
+                axes[1][col].errorbar(r["x"], r["mean"], yerr=[r["mean"] - r["lo"], r["hi"] - r["mean"]], **style)
+            if invented:
+                i = pd.DataFrame(invented)
+                axes[2][col].errorbar(i["x"], i["share"], yerr=[i["share"] - i["lo"], i["hi"] - i["share"]], **style)
+        n = int(df[df["task"] == task].groupby(["model", "temperature", "strategy"]).size().max())
+        axes[0][col].set_title(f"{task} ({n} answers per point)", fontsize=10)
+    labels = {0: "share of answers valid (95% CI)", 1: "mean probability removed\nper step (95% CI)",
+              2: "share with an invented\ninteger age (95% CI)"}
+    for r in range(rows):
+        for col, task in enumerate(tasks):
+            ax = axes[r][col]
+            if r == 2 and task not in NO_AGE_TASKS:
+                ax.set_visible(False)
+                continue
+            ax.set_xticks(range(len(strategies)), strategies, fontsize=8)
+            ax.set_xlim(-0.6, len(strategies) - 0.4)
+            ax.set_ylim(-0.03, 1.05)
+            ax.yaxis.set_major_formatter(PERCENT)
+            ax.set_xlabel("strategy")
+            if col == 0 or (r == 2 and task == no_age[0]):
+                ax.set_ylabel(labels[r])
+                ax.tick_params(labelleft=True)  # the row's first drawn panel shows the shared scale
+    unmasked = [s for s in strategies if s not in masked]
+    handles = [Line2D([], [], color=MODEL_COLORS.get(m, PURPLE), lw=0, marker="o", ms=6, label=MODEL_LABELS.get(m, m))
+               for m in models]
+    handles += [Line2D([], [], color=INK, lw=0, marker=TEMPERATURE_MARKERS.get(t, "D"), ms=6,
+                       mfc=INK if t == 0 else "white", label="greedy (temperature 0)" if t == 0 else f"temperature {t:g}")
+                for t in temps]
+    fig.legend(handles=handles, frameon=False, loc="lower center", ncol=len(handles), bbox_to_anchor=(0.5, 0.015))
+    vocab = df.loc[df["model"] != "toy", "vocab_size"]
+    toy_noise = sorted(df.loc[df["model"] == "toy", "noise"].dropna().unique())
+    note = ((f"{' and '.join(unmasked)}: no mask, nothing removed (not drawn in the second row). " if unmasked else "") +
+            (f"Toy model at noise {', '.join(f'{x:g}' for x in toy_noise)}; " if toy_noise else "") +
+            (f"SmolLM2 on its own {int(vocab.iloc[0]):,}-token vocabulary; " if len(vocab) else "") +
+            "each real answer asks about its own facts; retry gives up after "
+            f"{int(df['max_attempts'].max())} tries; budget {int(df['max_tokens'].max())} tokens.")
+    fig.text(0.5, 0.0, note, ha="center", va="bottom", fontsize=7.5, color="#4b5563")
+    fig.suptitle("A real model beside the toy: valid share, what the mask removed, invented ages", fontsize=11)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig
+
+
 COVERAGE_ORDER = ("tabled", "llguidance", "xgrammar", "outlines_core")
 
 
@@ -774,6 +870,7 @@ FIGURES = (
     FigureSpec("sweep_removed_mass", ("validity",), fig_sweep_removed_mass),
     FigureSpec("sweep_work_vs_formula", ("lesson",), fig_sweep_work_vs_formula),
     FigureSpec("sweep_retry", ("noise", "validity"), fig_sweep_retry),
+    FigureSpec("realmodel", ("realmodel",), fig_realmodel),
 )
 LESSON_FIGURES = tuple(s.name for s in FIGURES if s.lesson)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
-from .settings import build_model, build_task, build_vocab, check_settings, trial_id, trial_identity
+from .settings import build_model, build_task, build_vocab, check_model, check_settings, trial_id, trial_identity
 from .store import ensure_writable, part_path, write_part
 
 
@@ -59,10 +59,13 @@ def experiment_module(kind: str):
 
 
 def build_trial(settings: dict) -> Trial:
+    check_model(settings["model"])  # a real model that is not installed: the install line, before anything loads
     task = build_task(settings["task"])
     vocab = build_vocab(settings["vocab"])
-    model = build_model(settings["model"], task, vocab)
-    label = f"{task.name}/{settings['strategy']['name']}/noise={model.noise:g}"
+    model = build_model(settings["model"], task, vocab, settings.get("seed", 0))
+    setting = (f"noise={model.noise:g}" if model.noise is not None
+               else f"{settings['model']['name']}/temperature={settings.get('temperature', 1.0):g}")
+    label = f"{task.name}/{settings['strategy']['name']}/{setting}"
     return Trial(task, vocab, model, label)
 
 
@@ -98,9 +101,11 @@ def _common_columns(settings: dict, trial: Trial, tid: str, experiment: str) -> 
         "schema_depth": trial.task.schema_depth,
         "strategy": settings["strategy"]["name"],
         "model": settings["model"]["name"],
-        "noise": model.noise,
+        "noise": model.noise,  # the toy model's settings; null for a real model
         "skill": model.skill,
         "chatter": model.chatter,
+        "temperature": settings.get("temperature", 1.0),
+        "prompt": None,  # a real model's prompt, per answer (the experiment's rows fill it in)
         "vocab": trial.vocab.name,
         "vocab_size": len(trial.vocab),
         "max_tokens": settings["max_tokens"],

@@ -43,7 +43,22 @@ def check_budget(max_tokens: int) -> int:
     return int(max_tokens)
 
 
-def sample_answer(model, rng: np.random.Generator, constraint=None, max_tokens: int = 40) -> Decoded:
+def check_temperature(temperature) -> float:
+    if (isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.integer, np.floating))
+            or not np.isfinite(temperature) or temperature < 0):
+        raise ValueError(f"temperature must be a finite number >= 0 (0 = greedy), got {temperature!r}")
+    return float(temperature)
+
+
+def greedy_choice(logits: np.ndarray, allowed: np.ndarray) -> int:
+    """Temperature 0: the allowed token with the highest logit (the lowest id among equals)."""
+    if not allowed.any():
+        raise ValueError("the mask allows no token at all: the constraint has no way to continue")
+    return int(np.argmax(np.where(allowed, logits, -np.inf)))
+
+
+def sample_answer(model, rng: np.random.Generator, constraint=None, max_tokens: int = 40,
+                  temperature: float = 1.0) -> Decoded:
     """Draw one answer token by token; with a constraint, mask every token that can't continue a valid output.
 
     Per step: one `model.logits` call (one normal draw of vocabulary size for the
@@ -51,11 +66,18 @@ def sample_answer(model, rng: np.random.Generator, constraint=None, max_tokens: 
     The constraint is incremental: its state advances by the chosen token, the
     prefix is never re-read.
 
+    `temperature` divides the logits before the masked softmax; at 1.0 (the default) the
+    logits are used as they are, exactly the lesson's code path and draws. At 0 the
+    allowed token with the highest logit is taken and the sampler draws nothing (the
+    model may still draw: the toy model's noise). `removed_mass` is always measured on
+    the model's own distribution (temperature 1), whatever the sampling temperature.
+
     A model is anything with `vocab`, `start() -> state`, `logits(state, rng) -> array`
     and `advance(state, token_id) -> state` (the toy model's state is the text so far;
     a real model's holds its token ids and key-value cache).
     """
     max_tokens = check_budget(max_tokens)
+    temperature = check_temperature(temperature)
     vocab = model.vocab
     if constraint is not None and constraint.vocab is not vocab and constraint.vocab.tokens != vocab.tokens:
         raise ValueError(f"the constraint was compiled for {constraint.vocab!r}, the model writes {vocab!r}")
@@ -76,7 +98,12 @@ def sample_answer(model, rng: np.random.Generator, constraint=None, max_tokens: 
         # How much of the model's own belief the mask throws away at this step (exactly 0 with no mask).
         removed = 0.0 if constraint is None else float(1 - masked_softmax(logits, everything)[allowed].sum())
         out.removed_mass.append(removed)
-        token_id = int(rng.choice(len(logits), p=masked_softmax(logits, allowed)))
+        if temperature == 1.0:  # the lesson's path, untouched
+            token_id = int(rng.choice(len(logits), p=masked_softmax(logits, allowed)))
+        elif temperature == 0.0:
+            token_id = greedy_choice(logits, allowed)
+        else:
+            token_id = int(rng.choice(len(logits), p=masked_softmax(logits / temperature, allowed)))
         if token_id == vocab.eos_id:
             out.finished = True
             break

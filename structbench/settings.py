@@ -10,14 +10,18 @@ import hashlib
 import json
 
 from .strategies import STRATEGIES, check_attempts
-from .sampling import check_budget
-from .tasks import age_task, file_task, json_mode_task, nested_task, person_task, strict_no_age_task
+from .sampling import check_budget, check_temperature
+from .tasks import (age_task, file_task, json_mode_task, nested_task, nullable_age_task, person_task,
+                    strict_no_age_task)
 from .toy_model import ToyModel
 from .real_vocab import REAL_VOCABS, real_vocabulary
 from .vocab import synthetic_vocabulary, toy_vocabulary
 
 # Keys that say where and how to run a trial, not what it computes: left out of its identity.
 RUN_KEYS = ("results_dir", "force", "progress", "experiment")
+# Settings added after results were stored, left out of a trial's identity at their default value
+# (what every earlier trial ran with), so that the trials stored before them keep their ids.
+LATER_DEFAULTS = {"temperature": 1.0}
 
 TASKS = {
     "age": lambda cfg: age_task(),
@@ -25,11 +29,12 @@ TASKS = {
     "nested": lambda cfg: nested_task(cfg.get("schema_depth", 1)),
     "json_mode": lambda cfg: json_mode_task(),
     "strict_no_age": lambda cfg: strict_no_age_task(),
+    "nullable_age": lambda cfg: nullable_age_task(),
     "file": lambda cfg: file_task(cfg.get("path") or "", cfg.get("reference") or "", cfg.get("kind", "schema")),
 }
-VOCABS = ("toy", "synthetic") + REAL_VOCABS
+VOCABS = ("toy", "synthetic") + REAL_VOCABS + ("smollm2",)
 KEY_ORDERS = ("any", "schema")
-MODELS = ("toy",)
+MODELS = ("toy", "smollm2")
 EXPERIMENT_KINDS = ("validity", "speed", "lesson", "coverage")
 LESSON_PARTS = ("first_step", "mask_table", "distortion", "formulas", "length", "retry", "work")
 
@@ -45,7 +50,8 @@ def _choice(value, options, what: str) -> str:
 
 
 def trial_identity(settings: dict) -> dict:
-    return {k: v for k, v in settings.items() if k not in RUN_KEYS}
+    return {k: v for k, v in settings.items()
+            if k not in RUN_KEYS and not (k in LATER_DEFAULTS and v == LATER_DEFAULTS[k])}
 
 
 def trial_id(settings: dict) -> str:
@@ -73,16 +79,44 @@ def build_vocab(cfg: dict):
     try:
         if name == "synthetic":
             return synthetic_vocabulary(cfg.get("size"), cfg.get("seed", 0))
+        if name == "smollm2":
+            from .real_model import smollm2_vocabulary
+
+            vocab = smollm2_vocabulary()
+            size = cfg.get("size")
+            return vocab if size is None or size == len(vocab) else vocab.cut(size)
         return real_vocabulary(name, cfg.get("size"))
     except ValueError as e:
         raise SettingsError(f"vocabulary {name!r}: {e}") from None
 
 
-def build_model(cfg: dict, task, vocab):
-    _choice(cfg.get("name"), MODELS, "model")
+def check_model(cfg: dict) -> str:
+    """The model's name, and for a real model that its packages are installed (before anything is loaded)."""
+    name = _choice(cfg.get("name"), MODELS, "model")
+    if name == "smollm2":
+        from .real_model import ModelUnavailable, require
+
+        try:
+            require("model")
+        except ModelUnavailable as e:
+            raise SettingsError(str(e)) from None
+    return name
+
+
+def build_model(cfg: dict, task, vocab, seed: int = 0):
+    name = check_model(cfg)
     try:
+        if name == "smollm2":
+            from .real_model import SmolLM2Model, smollm2_vocabulary
+
+            if vocab is not smollm2_vocabulary():
+                raise SettingsError(f"model 'smollm2' writes its own vocabulary of 49,152 tokens; use vocab=smollm2 "
+                                    f"(the default with model=smollm2), whole (size null), not {vocab!r}")
+            return SmolLM2Model(task, dtype=cfg.get("dtype", "float32"), threads=cfg.get("threads", 1), seed=seed)
         return ToyModel(task.reference, vocab, skill=cfg.get("skill", 8.0), noise=cfg.get("noise", 1.0),
                         chatter=cfg.get("chatter", 6.0))
+    except SettingsError:
+        raise
     except ValueError as e:
         raise SettingsError(str(e)) from None
 
@@ -105,6 +139,7 @@ def check_settings(settings: dict) -> dict:
     try:
         check_budget(settings.get("max_tokens"))
         check_attempts(settings.get("max_attempts"))
+        check_temperature(settings.get("temperature", 1.0))
     except ValueError as e:
         raise SettingsError(str(e)) from None
     return settings

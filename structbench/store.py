@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: columns temperature and prompt added
 
 # Columns whose values depend on the machine and the moment, not on the settings.
 TIMING_COLUMNS = ("mask_us", "compile_ms", "wall_ms")
@@ -67,6 +67,10 @@ ROW_SCHEMA = pa.schema(
         ("referee_valid", pa.bool_()),
         ("dataset_valid", pa.bool_()),
         ("accepted", pa.bool_()),
+        # The sampling temperature (0 = greedy); null in parts written before the column, which sampled at 1.0.
+        ("temperature", pa.float64()),
+        # A real model's prompt for this answer, as its chat template wrote it (null for the toy model).
+        ("prompt", pa.string()),
         # Data points behind a figure (kind=lesson): which figure, which series, and the point itself.
         ("figure", pa.string()),
         ("series", pa.string()),
@@ -129,4 +133,5 @@ def read_results(results_dir="results", experiment: str | None = None, files=Non
         return ROW_SCHEMA.empty_table().to_pandas()
     tables = [pq.read_table(f, schema=ROW_SCHEMA) for f in files]
     df = pa.concat_tables(tables).to_pandas()
+    df["temperature"] = df["temperature"].fillna(1.0)  # parts from before the column sampled at temperature 1
     return df.sort_values(["experiment", "trial_id", "sample"], kind="stable").reset_index(drop=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .constraints import NaiveConstraint, pattern_constraint, schema_constraint
-from .sampling import Decoded, check_budget, sample_answer
+from .sampling import Decoded, check_budget, check_temperature, sample_answer
 from .tasks import Task
 from .vocab import Vocabulary
 
@@ -53,19 +53,26 @@ def check_attempts(max_attempts: int) -> int:
 
 
 def generate(model, rng: np.random.Generator, strategy: str, constraint=None, referee=None,
-             max_tokens: int = 40, max_attempts: int = 1) -> Decoded:
+             max_tokens: int = 40, max_attempts: int = 1, temperature: float = 1.0) -> Decoded:
     """One answer. For retry, whole unconstrained answers are drawn one after another from
     the same generator until the referee accepts a finished one or max_attempts are used;
-    the last answer is returned with the attempts it took."""
+    the last answer is returned with the attempts it took.
+
+    A model whose logits depend on its state alone (`deterministic`, a real model) writes the
+    same answer every time at temperature 0: retry then stops after the first attempt, since
+    any further one could only repeat it."""
     check_strategy(strategy)
     check_budget(max_tokens)
+    temperature = check_temperature(temperature)
     if strategy != "retry":
-        return sample_answer(model, rng, constraint, max_tokens)
+        return sample_answer(model, rng, constraint, max_tokens, temperature)
     max_attempts = check_attempts(max_attempts)
     if referee is None:
         raise ValueError("the retry strategy needs a referee to judge each attempt")
+    if temperature == 0.0 and getattr(model, "deterministic", False):
+        max_attempts = 1
     for attempt in range(1, max_attempts + 1):
-        answer = sample_answer(model, rng, None, max_tokens)
+        answer = sample_answer(model, rng, None, max_tokens, temperature)
         answer.attempts = attempt
         if answer.finished and referee(answer.text):
             break

@@ -19,18 +19,34 @@ def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tup
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def removed_per_step(removed_mass) -> float:
+    """The mean, over every step of every answer, of the model's probability the mask threw away."""
+    steps = [np.asarray(v, dtype=float) for v in removed_mass if v is not None and len(v)]
+    return float(np.concatenate(steps).mean()) if steps else math.nan
+
+
 def validity_summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Per task x strategy x noise (x vocab size, x depth where they vary): answers, valid share and its interval."""
-    keys = [k for k in ("task", "schema_depth", "vocab_size", "strategy", "noise") if k in df.columns]
+    """Per task x strategy x noise (x model, temperature, vocab size, depth where they vary): answers, valid share
+    and its interval, and the mean probability the masks removed per step. For tasks whose facts never state
+    the age, the share of answers that wrote an integer age anyway (an invented one)."""
+    from .tasks import NO_AGE_TASKS, invented_age
+
+    keys = [k for k in ("model", "temperature", "task", "schema_depth", "vocab_size", "strategy", "noise") if k in df.columns]
     keys = [k for k in keys if k in ("task", "strategy", "noise") or df[k].nunique() > 1]
     out = []
-    for key, group in df.groupby(keys, sort=True):
+    for key, group in df.groupby(keys, sort=True, dropna=False):  # a real model's rows have no noise
         n, valid = len(group), int((group["category"] == "valid").sum())
         lo, hi = wilson_interval(valid, n)
-        out.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,))), "answers": n, "valid": valid,
-                    "valid_share": valid / n, "ci95_low": lo, "ci95_high": hi,
-                    "cut_off": int((group["category"] == "cut_off").sum()),
-                    "mean_attempts": float(group["attempts"].mean())})
+        row = {**dict(zip(keys, key if isinstance(key, tuple) else (key,))), "answers": n, "valid": valid,
+               "valid_share": valid / n, "ci95_low": lo, "ci95_high": hi,
+               "cut_off": int((group["category"] == "cut_off").sum()),
+               "mean_attempts": float(group["attempts"].mean())}
+        if "removed_mass" in group:
+            row["removed_per_step"] = removed_per_step(group["removed_mass"])
+        if (df["task"].isin(NO_AGE_TASKS)).any():
+            row["invented_age"] = (float(np.mean([invented_age(t) for t in group["text"]]))
+                                   if group["task"].iloc[0] in NO_AGE_TASKS else math.nan)
+        out.append(row)
     return pd.DataFrame(out)
 
 

@@ -90,6 +90,30 @@ def strict_no_age_task() -> Task:
     return Task("strict_no_age", "schema", copy.deepcopy(PERSON_SCHEMA), NO_AGE_REFERENCE, schema_depth=1)
 
 
+NULLABLE_AGE_REFERENCE = '{"age": null}'  # the toy model that says it does not know
+
+
+def nullable_age_task() -> Task:
+    """The lesson's fix for the forced invention: an age that may be null, asked of a text that never states it."""
+    return Task("nullable_age", "schema", copy.deepcopy(NULLABLE_AGE_SCHEMA), NULLABLE_AGE_REFERENCE, schema_depth=1)
+
+
+# Tasks whose facts never state the age: an integer age in an answer is an invented one.
+NO_AGE_TASKS = ("strict_no_age", "nullable_age", "json_mode")
+
+
+def invented_age(text: str) -> bool:
+    """Whether an answer is a JSON object with an integer "age" (true or false are not integers)."""
+    from .referees import parse_json
+
+    try:
+        value = parse_json(text)
+    except ValueError:
+        return False
+    age = value.get("age") if isinstance(value, dict) else None
+    return isinstance(age, int) and not isinstance(age, bool)
+
+
 # The nested family: level 1 is the person schema; each deeper level adds a required "child".
 # Names the toy vocabulary can spell (its capitals are A B D E G P S U), so the toy model can copy every depth.
 _NESTED_PEOPLE = [("Ada", 36, "cat"), ("Bo", 7, "dog"), ("Dee", 3, "cat"), ("Eve", 20, "dog"), ("Gus", 17, "cat"),

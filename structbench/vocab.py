@@ -28,11 +28,12 @@ class Vocabulary:
     that is not text on its own. `token_bytes` keeps a real vocabulary's bytes
     for the engines; `encoder` spells a text the way the real tokenizer does.
     `trie` shares prefixes between tokens so that masks can walk many tokens
-    through a machine at once.
+    through a machine at once. `special_ids`, where the tokenizer declares them, are
+    the ids of its special tokens (the end token among them): text to no engine.
     """
 
     def __init__(self, tokens: list, eos: str = EOS, name: str = "custom", token_bytes: list | None = None,
-                 encoder=None):
+                 encoder=None, special_ids=None):
         tokens = list(tokens)
         if eos not in tokens:
             raise VocabularyError(f"vocabulary {name!r} has no end token {eos!r}; every constrained answer needs one to finish")
@@ -55,6 +56,7 @@ class Vocabulary:
         self.token_bytes = token_bytes if token_bytes is not None else [
             b"" if t is None else t.encode("utf-8") for t in tokens]
         self.encoder = encoder
+        self.special_ids = frozenset(int(i) for i in special_ids or ())
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -76,7 +78,8 @@ class Vocabulary:
         keep = [i for i in range(size - 1) if i != self.eos_id][: size - 1]
         ids = keep + [self.eos_id]
         return Vocabulary([self.tokens[i] for i in ids], self.eos, name=self.name,
-                          token_bytes=[self.token_bytes[i] for i in ids])
+                          token_bytes=[self.token_bytes[i] for i in ids],
+                          special_ids=[new for new, old in enumerate(ids) if old in self.special_ids])
 
     def encode(self, text: str) -> list[int]:
         """Token ids for a reference answer: the real tokenizer's spelling where there is one."""

@@ -15,7 +15,7 @@ from structbench.store import ROW_SCHEMA, part_path, read_results, write_part
 
 LESSON_FIGURES = ["validity_vs_length", "masked_step", "validity_bars", "mask_table", "distortion", "mask_cost", "retry"]
 SWEEP_FIGURES = ["sweep_noise", "sweep_depth", "sweep_vocab_mask_time", "sweep_removed_mass", "sweep_work_vs_formula",
-                 "sweep_retry", "speed"]
+                 "sweep_retry", "speed", "coverage", "realmodel"]
 
 
 def row(**values) -> dict:
@@ -134,6 +134,17 @@ def results(tmp_path_factory):
                                              mask_us=list(rng.uniform(2.0, 3e4, 8))) for k in range(6)]
                 for strategy in ("tabled", "llguidance") for subset in ("A", "B")}
     store(root, "coverage", coverage)
+    realmodel = {}
+    for model in ("toy", "smollm2"):
+        for task in ("person", "strict_no_age", "nullable_age"):
+            for strategy in ("none", "tabled", "retry"):
+                for temperature in (0.0, 1.0):
+                    rows = answers(6, {"none": 0.3, "tabled": 1.0, "retry": 0.6}[strategy], rng, task=task,
+                                   strategy=strategy, model=model, temperature=temperature,
+                                   noise=1.0 if model == "toy" else None, vocab_size=83 if model == "toy" else 49152)
+                    rows = [{**r, "text": '{"age": 3}' if i % 2 else '{"age": null}'} for i, r in enumerate(rows)]
+                    realmodel[f"{model}-{task}-{strategy}-{temperature}"] = rows
+    store(root, "realmodel", realmodel)
     return root
 
 
