@@ -75,10 +75,11 @@ def run_trial(settings: dict, manifest: Path | None = None) -> TrialResult:
     tid = trial_id(settings)
     experiment = settings.get("experiment") or "adhoc"
     path = part_path(settings.get("results_dir", "results"), experiment, tid)
-    trial = build_trial(settings)  # every bad setting fails here, before anything is written
     if path.exists() and not settings.get("force", False):
+        # Stored already: skip without loading the trial's vocabulary or model (a real model takes seconds).
         result = TrialResult(tid, path, True, 0, 0.0)
     else:
+        trial = build_trial(settings)  # every bad setting fails here, before anything is written
         ensure_writable(path.parent)
         t0 = time.perf_counter()
         rows = experiment_module(settings["kind"]).run(settings, trial, progress=settings.get("progress", False))
