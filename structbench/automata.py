@@ -218,17 +218,29 @@ def _digits_between(lo: int | None, hi: int | None) -> str | None:
 
 
 def _same_length_range(a: str, b: str) -> str:
-    """Strings of digits of this length between a and b inclusive (same length)."""
+    """Strings of digits of this length between a and b inclusive (same length). Linear in the length:
+    a full block (0...0 to 9...9) is written as [0-9]{n}, never split further."""
+    n = len(a)
     if a == b:
         return a
-    if len(a) == 1:
+    if a == "0" * n and b == "9" * n:
+        return f"[0-9]{{{n}}}"
+    if n == 1:
         return f"[{a}-{b}]"
     if a[0] == b[0]:
         return a[0] + "(?:" + _same_length_range(a[1:], b[1:]) + ")"
-    parts = [a[0] + "(?:" + _same_length_range(a[1:], "9" * (len(a) - 1)) + ")"]
-    if int(b[0]) - int(a[0]) > 1:
-        parts.append(f"[{int(a[0]) + 1}-{int(b[0]) - 1}]" + "[0-9]" * (len(a) - 1))
-    parts.append(b[0] + "(?:" + _same_length_range("0" * (len(a) - 1), b[1:]) + ")")
+    parts = []
+    first, last = int(a[0]), int(b[0])
+    if a[1:] != "0" * (n - 1):  # a partial block under a's first digit
+        parts.append(a[0] + "(?:" + _same_length_range(a[1:], "9" * (n - 1)) + ")")
+        first += 1
+    tail = b[1:] != "9" * (n - 1)  # a partial block under b's first digit
+    if tail:
+        last -= 1
+    if first <= last:
+        parts.append(f"[{first}-{last}][0-9]{{{n - 1}}}")
+    if tail:
+        parts.append(b[0] + "(?:" + _same_length_range("0" * (n - 1), b[1:]) + ")")
     return "(?:" + "|".join(parts) + ")"
 
 
@@ -250,41 +262,6 @@ def integer_regex(lo: int | None, hi: int | None) -> str | None:
         if hi is None or hi >= 0:
             if lo is None or lo <= 0:
                 parts.append("-0")  # -0 is 0
-    return "(?:" + "|".join(parts) + ")" if parts else None
-
-
-def decimal_regex(lo, hi, lo_excl: bool, hi_excl: bool) -> str | None:
-    """Decimal spellings -?(0|[1-9][0-9]*)(\\.[0-9]+)? (no exponent) whose value lies within integral
-    bounds (either may be None). Exclusive bounds exclude the bound's own value."""
-    # value = sign * (I + f), 0 <= f < 1. Build per sign from integer-part ranges.
-    frac, zero_frac, nonzero_frac = r"(?:\.[0-9]+)?", r"(?:\.0+)?", r"\.0*[1-9][0-9]*"
-    parts = []
-
-    def nonneg(a, b, a_excl, b_excl):
-        # u = I + f with a <= u <= b (a >= 0; b None or >= a), exclusive ends excluded.
-        out = []
-        if b is None or b - a >= 2:
-            mid = _digits_between(a + 1, None if b is None else b - 1)
-            if mid:
-                out.append(mid + frac)
-        if b is None or b > a:
-            out.append(str(a) + (nonzero_frac if a_excl else frac))
-            if b is not None and not b_excl:
-                out.append(str(b) + zero_frac)
-        elif b == a and not a_excl and not b_excl:
-            out.append(str(a) + zero_frac)
-        return out
-
-    if (hi is None or hi >= 0) and (lo is None or hi is None or lo <= hi):
-        a_excl = lo_excl if (lo is not None and lo >= 0) else False
-        parts += nonneg(lo if lo is not None and lo >= 0 else 0, hi, a_excl, hi_excl)
-    if lo is None or lo < 0:
-        # v = -(I + f) in [lo, hi], v < 0 or -0:  u = I + f in [-hi, -lo] with u >= 0
-        u_lo = -hi if hi is not None and hi <= 0 else 0
-        u_lo_excl = hi_excl if hi is not None and hi <= 0 else False
-        u_hi = -lo if lo is not None else None
-        if u_hi is None or u_hi >= u_lo:
-            parts += ["-" + p for p in nonneg(u_lo, u_hi, u_lo_excl, lo_excl)]
     return "(?:" + "|".join(parts) + ")" if parts else None
 
 

@@ -1,6 +1,7 @@
 """Referees: the judges of validity. Never the project's own checker.
 
-Schema tasks are judged by `jsonschema` (Draft 2020-12) on the parsed answer, with `format` asserted
+Schema tasks are judged by `jsonschema` (Draft 2020-12) on the parsed answer (with `multipleOf` in
+exact decimal arithmetic, not jsonschema's float division), with `format` asserted
 for a fixed list of formats (REFEREE_FORMATS: jsonschema only asserts `format` given a FormatChecker,
 and which formats that checks depends on the packages installed, so the list is pinned; the packages
 for date-time, time and uri are dependencies). Any other format is an annotation;
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
+from fractions import Fraction
 
 import jsonschema
 
@@ -40,13 +43,29 @@ def format_checker() -> jsonschema.FormatChecker:
     return jsonschema.FormatChecker(formats=REFEREE_FORMATS)
 
 
+def _exact_multiple_of(validator, divisor, instance, schema):
+    """multipleOf in exact decimal arithmetic. jsonschema divides floats (0.07 / 0.01 = 7.000000000000001,
+    "not a multiple"); JSON Schema means the numbers as written, so both are read back as the decimals
+    their shortest repr spells."""
+    if not validator.is_type(instance, "number"):
+        return
+    value = Fraction(instance) if isinstance(instance, int) else Fraction(Decimal(repr(instance)))
+    step = Fraction(divisor) if isinstance(divisor, int) else Fraction(Decimal(repr(divisor)))
+    if (value / step).denominator != 1:
+        yield jsonschema.ValidationError(f"{instance!r} is not a multiple of {divisor}")
+
+
+Draft202012Referee = jsonschema.validators.extend(jsonschema.Draft202012Validator,
+                                                  {"multipleOf": _exact_multiple_of})
+
+
 class SchemaReferee:
     def __init__(self, schema):
         try:
             jsonschema.Draft202012Validator.check_schema(schema)
         except jsonschema.SchemaError as e:
             raise ValueError(f"not a valid Draft 2020-12 schema: {e.message}") from None
-        self.validator = jsonschema.Draft202012Validator(schema, format_checker=format_checker())
+        self.validator = Draft202012Referee(schema, format_checker=format_checker())
 
     def __call__(self, text: str) -> bool:
         try:

@@ -18,10 +18,13 @@ import json
 from dataclasses import dataclass, field
 
 from .automata import (
-    TooComplex, as_int, ceil_int, decimal_regex, floor_int, format_dfa, integer_regex, intersect, intersect_all,
+    TooComplex, as_int, ceil_int, floor_int, format_dfa, integer_regex, intersect, intersect_all,
     literal_dfa, any_string, multiple_of_dfa, search_dfa, trim, FORMAT_PATTERNS,
 )
+from .number_ranges import decimal_at_least, decimal_at_most, decimal_multiple_regex, exact_decimal
 from .patterns import DFA, PatternError, compile_pattern
+
+MULTIPLES = "only whole numbers up to 1000 and powers of ten below one (0.1, 0.01, ...)"
 
 ALL_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
 KINDS = ("object", "array", "string", "number", "true", "false", "null")
@@ -466,10 +469,13 @@ class _Compiler:
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise InvalidSchema(f"{w} must be a number at {path}/{w}")
         multiple = s.get("multipleOf")
-        lo = hi = None
-        lo_x = hi_x = False
+        if multiple is not None and (isinstance(multiple, bool) or not isinstance(multiple, (int, float))
+                                     or multiple <= 0):
+            raise InvalidSchema(f"multipleOf must be a number > 0 at {path}/multipleOf")
         if integer_only or (multiple is not None and as_int(multiple) is not None):
+            # Integers (a whole multipleOf makes a number one: 4.0 is written 4, a restriction).
             integer_only = True
+            lo = hi = None
             for w, v in bounds:
                 if w == "minimum":
                     b = ceil_int(v)
@@ -484,38 +490,41 @@ class _Compiler:
                 else:
                     hi = b if hi is None else min(hi, b)
             try:
-                regex = integer_regex(lo, hi) if bounds else r"-?(?:0|[1-9][0-9]*)"
+                regexes = [integer_regex(lo, hi) if bounds else r"-?(?:0|[1-9][0-9]*)"]
             except TooComplex as e:
-                raise UnsupportedSchema("minimum", path, str(e)) from None
+                raise UnsupportedSchema(bounds[0][0], path, str(e)) from None
+        elif bounds or multiple is not None:
+            # Bounded or decimal-multiple numbers are written in plain decimal (no exponent): see
+            # number_ranges. Each bound is one language; the intersection below takes them all.
+            regexes = [r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"]
+            try:
+                for w, v in bounds:
+                    side = decimal_at_least if w.endswith("inimum") else decimal_at_most
+                    regexes.append(side(v, exclusive=w.startswith("exclusive")))
+            except TooComplex as e:
+                raise UnsupportedSchema(bounds[0][0], path, str(e)) from None
+            if multiple is not None:
+                regex = decimal_multiple_regex(multiple)
+                if regex is None:
+                    raise UnsupportedSchema("multipleOf", path, f"multipleOf {multiple!r}: {MULTIPLES}")
+                regexes.append(regex)
+        elif self.numbers == "lesson":
+            regexes = [r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"]
         else:
-            for w, v in bounds:
-                b = as_int(v)
-                if b is None:
-                    raise UnsupportedSchema(w, path, f"a bound that is not a whole number ({v!r}) on a number")
-                if w in ("minimum", "exclusiveMinimum"):
-                    excl = w == "exclusiveMinimum"
-                    if lo is None or b > lo or (b == lo and excl):
-                        lo, lo_x = b, excl
-                else:
-                    excl = w == "exclusiveMaximum"
-                    if hi is None or b < hi or (b == hi and excl):
-                        hi, hi_x = b, excl
-            if bounds:
-                regex = decimal_regex(lo, hi, lo_x, hi_x)
-            elif self.numbers == "lesson":
-                regex = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"
-            else:
-                regex = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
-        if regex is None:
+            regexes = [r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"]
+        if any(r is None for r in regexes):
             return None
-        dfas = [compile_pattern(regex)]
-        if multiple is not None:
-            if isinstance(multiple, bool) or not isinstance(multiple, (int, float)) or multiple <= 0:
-                raise InvalidSchema(f"multipleOf must be a number > 0 at {path}/multipleOf")
+        dfas = [compile_pattern(r) for r in regexes]
+        if integer_only and multiple is not None:
             k = as_int(multiple)
-            if k is None or k > 1000:
-                raise UnsupportedSchema("multipleOf", path, f"multipleOf {multiple!r}: only whole numbers up to 1000")
-            dfas.append(multiple_of_dfa(k))
+            if k is None:  # an integer and a fractional multipleOf: every integer when 1/m is whole (0.5)
+                if (1 / exact_decimal(multiple)) % 1 != 0:
+                    raise UnsupportedSchema("multipleOf", path, f"multipleOf {multiple!r} on an integer")
+                k = 1
+            if k > 1000:
+                raise UnsupportedSchema("multipleOf", path, f"multipleOf {multiple!r}: {MULTIPLES}")
+            if k > 1:
+                dfas.append(multiple_of_dfa(k))
         if literals is not None:
             dfas.append(literal_dfa(sorted({t for v in literals for t in number_spellings(v)})))
         return intersect_all(dfas) if len(dfas) > 1 else trim(dfas[0])
