@@ -141,20 +141,159 @@ def any_string(min_len: int = 0, max_len: int | None = None) -> DFA:
     return DFA(moves, {k for k in range(top + 1) if k >= min_len})
 
 
+def has_infinitely_many(dfa: DFA | None) -> bool:
+    """Does the (trimmed) DFA accept infinitely many strings: is there a cycle among its states? Then no
+    finite set of keys already used can exhaust it."""
+    if dfa is None:
+        return False
+    colour = [0] * dfa.n_states
+    stack = [(dfa.start, iter(dfa.moves[dfa.start]))]
+    colour[dfa.start] = 1
+    while stack:
+        state, moves = stack[-1]
+        for _, _, t in moves:
+            if colour[t] == 1:
+                return True
+            if colour[t] == 0:
+                colour[t] = 1
+                stack.append((t, iter(dfa.moves[t])))
+                break
+        else:
+            colour[state] = 2
+            stack.pop()
+    return False
+
+
+def _scan(pattern: str):
+    """(index, character, group depth) of each character outside escapes and character classes."""
+    depth, i, n = 0, 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            j = i + 1
+            if j < n and pattern[j] == "^":
+                j += 1
+            if j < n and pattern[j] == "]":  # a leading ] is a literal (Python)
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c == ")":
+            depth -= 1
+        yield i, c, depth
+        if c == "(":
+            depth += 1
+        i += 1
+
+
+def _top_level_branches(pattern: str) -> list[str]:
+    cuts = [i for i, c, depth in _scan(pattern) if c == "|" and depth == 0]
+    bounds = [-1] + cuts + [len(pattern)]
+    return [pattern[bounds[k] + 1: bounds[k + 1]] for k in range(len(bounds) - 1)]
+
+
+def _whole_group(pattern: str) -> str | None:
+    """The inside of a pattern that is one plain or non-capturing group from end to end, else None."""
+    if not pattern.startswith("(") or not pattern.endswith(")"):
+        return None
+    if pattern.startswith("(?") and not pattern.startswith("(?:"):
+        return None  # lookarounds, named groups, flags: the parser decides
+    close = next((i for i, c, depth in _scan(pattern) if c == ")" and depth == 0), None)
+    if close != len(pattern) - 1:
+        return None
+    return pattern[3:-1] if pattern.startswith("(?:") else pattern[1:-1]
+
+
+def _ends_with_anchor(pattern: str) -> bool:
+    if not pattern.endswith("$"):
+        return False
+    backslashes = len(pattern) - 1 - len(pattern[:-1].rstrip("\\"))
+    return backslashes % 2 == 0
+
+
+def has_infinitely_many(dfa: DFA | None) -> bool:
+    """Does the (trimmed) DFA accept infinitely many strings: is there a cycle among its states?"""
+    if dfa is None:
+        return False
+    colour = [0] * dfa.n_states
+    stack = [(dfa.start, iter(dfa.moves[dfa.start]))]
+    colour[dfa.start] = 1
+    while stack:
+        state, moves = stack[-1]
+        for _, _, t in moves:
+            if colour[t] == 1:
+                return True
+            if colour[t] == 0:
+                colour[t] = 1
+                stack.append((t, iter(dfa.moves[t])))
+                break
+        else:
+            colour[state] = 2
+            stack.pop()
+    return False
+
+
+def accepts_at_least(dfa: DFA | None, k: int) -> bool:
+    """Does the (trimmed) DFA accept at least k strings? Infinitely many when it has a cycle; otherwise
+    its paths are counted (each move stands for as many strings as its interval has characters)."""
+    if k <= 0:
+        return True
+    if dfa is None:
+        return False
+    if has_infinitely_many(dfa):
+        return True
+    counts: dict[int, int] = {}  # strings accepted from a state, capped at k; acyclic, so post-order
+    stack = [(dfa.start, False)]
+    while stack:
+        state, expanded = stack.pop()
+        if state in counts:
+            continue
+        if not expanded:
+            stack.append((state, True))
+            stack += [(t, False) for _, _, t in dfa.moves[state] if t not in counts]
+            continue
+        total = 1 if state in dfa.accepting else 0
+        for lo, hi, t in dfa.moves[state]:
+            total = min(k, total + (hi - lo + 1) * counts[t])
+        counts[state] = total
+    return counts[dfa.start] >= k
+
+
+def _search_branches(pattern: str) -> list[tuple[bool, str, bool]]:
+    """The pattern as a union of (anchored at the start, body, anchored at the end) branches: `^` and `$`
+    are read at the two ends of each top-level branch, also inside a group that is the whole branch
+    (`^a|b$`, `^$|(^x+$)`). An anchor anywhere else stays in the body, and the parser refuses it."""
+    branches = _top_level_branches(pattern)
+    if len(branches) > 1:
+        return [leaf for b in branches for leaf in _search_branches(b)]
+    inner = _whole_group(pattern)
+    if inner is not None and ("^" in inner or "$" in inner):
+        return _search_branches(inner)
+    start = pattern.startswith("^")
+    end = _ends_with_anchor(pattern) and len(pattern) > int(start)
+    return [(start, pattern[int(start): len(pattern) - int(end)], end)]
+
+
 def search_dfa(pattern: str) -> DFA:
     """JSON Schema's `pattern`: the text *contains* a match (ECMA-262 search), unless anchored."""
-    from .patterns import PatternError, parse_pattern, Alternation
+    from .patterns import PatternError, parse_pattern
 
-    anchored_start = pattern.startswith("^")
-    anchored_end = pattern.endswith("$") and not pattern.endswith("\\$")
-    if anchored_start or anchored_end:
-        tree = parse_pattern(pattern, safe_classes=True)
-        if isinstance(tree, Alternation):
-            # `^a|b$` anchors each branch on its own side: not expressible by wrapping the whole.
-            raise PatternError(pattern, 0, "anchors around a top-level alternation are not supported")
-    body = pattern[1 if anchored_start else 0: len(pattern) - (1 if anchored_end else 0)]
-    text = ("" if anchored_start else r"[\s\S]*") + f"(?:{body})" + ("" if anchored_end else r"[\s\S]*")
-    return trim(compile_pattern(text, safe_classes=True)) or _EMPTY()
+    branches = _search_branches(pattern)
+    # With no branch anchored at the end, a complete match accepts whatever follows: the DFA makes that
+    # one absorbing state (compile_pattern's accept_absorbs) instead of spelling out the trailing [\s\S]*.
+    open_end = not any(end for _, _, end in branches)
+    text = "|".join(("" if start else r"[\s\S]*") + f"(?:{body})" + ("" if end or open_end else r"[\s\S]*")
+                    for start, body, end in branches)
+    try:
+        return trim(compile_pattern(text, safe_classes=True, accept_absorbs=open_end)) or _EMPTY()
+    except PatternError as e:
+        # Its position is in the rewritten text: parse the pattern as written for one in the original.
+        parse_pattern(pattern, safe_classes=True)
+        raise PatternError(pattern, 0, e.problem) from None
 
 
 # --- numbers ---------------------------------------------------------------------------------------

@@ -270,7 +270,7 @@ class _Parser:
                 self.fail(f"\\{ch} needs {width} hex digits", start)
             self.i += width
             return _chars(chr(int(digits, 16)))
-        if ch.isalnum() or ch == "_":
+        if ch.isalnum():  # unknown letter or digit escapes are errors in Python; \_ is a literal
             self.fail(f"escape \\{ch} is not supported", start)
         return _chars(ch)  # an escaped punctuation character stands for itself
 
@@ -477,11 +477,14 @@ def _safe_class_escape(ch: str, large: bool) -> Intervals:
     return _complement(ascii_set) if large else _complement(unicode_set)
 
 
-def compile_pattern(pattern: str, safe_classes: bool = False) -> DFA:
+def compile_pattern(pattern: str, safe_classes: bool = False, accept_absorbs: bool = False) -> DFA:
     """Pattern -> NFA (Thompson's construction) -> DFA (subset construction).
 
     safe_classes: read \\d \\w \\s and their negations so that the DFA accepts only texts that match under
-    both ASCII and Unicode semantics (JSON Schema's `pattern`, judged by Python's `re`)."""
+    both ASCII and Unicode semantics (JSON Schema's `pattern`, judged by Python's `re`).
+    accept_absorbs: once a match is complete, any continuation is accepted too (a search with an open
+    end). Every accepting set becomes one absorbing state, instead of a subset construction that keeps
+    following the other, now pointless, partial matches (exponentially many for `a/x+|b/x+|...`)."""
     nfa = _NFA()
     nfa_start, nfa_accept = nfa.build(parse_pattern(pattern, safe_classes))
     edges = nfa.edges
@@ -497,8 +500,14 @@ def compile_pattern(pattern: str, safe_classes: bool = False) -> DFA:
         return frozenset(seen)
 
     first = closure({nfa_start})
+    absorbing = frozenset({-1})
+    if accept_absorbs and nfa_accept in first:
+        first = absorbing
     ids, order, moves = {first: 0}, [first], []
     for current in order:  # breadth first: `order` grows as new sets are found
+        if current is absorbing:
+            moves.append([(0, MAX_CODE_POINT, ids[absorbing])])
+            continue
         labelled = [(label, t) for s in current for label, t in edges[s] if label is not None]
         # Cut the code points into elementary segments on which every label agrees.
         cuts = sorted({lo for label, _ in labelled for lo, _ in label} | {hi + 1 for label, _ in labelled for _, hi in label})
@@ -508,6 +517,8 @@ def compile_pattern(pattern: str, safe_classes: bool = False) -> DFA:
             if not targets:
                 continue
             dest = closure(targets)
+            if accept_absorbs and nfa_accept in dest:
+                dest = absorbing
             if dest not in ids:
                 ids[dest] = len(order)
                 order.append(dest)
@@ -516,7 +527,7 @@ def compile_pattern(pattern: str, safe_classes: bool = False) -> DFA:
             else:
                 row.append((lo, nxt - 1, ids[dest]))
         moves.append(row)
-    accepting = {ids[s] for s in order if nfa_accept in s}
+    accepting = {ids[s] for s in order if nfa_accept in s or s is absorbing}
     return DFA(moves, accepting)
 
 

@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 
 from .automata import (
     TooComplex, as_int, ceil_int, floor_int, format_dfa, integer_regex, intersect, intersect_all,
-    literal_dfa, any_string, multiple_of_dfa, search_dfa, trim, FORMAT_PATTERNS,
+    literal_dfa, any_string, accepts_at_least, multiple_of_dfa, search_dfa, trim, FORMAT_PATTERNS,
 )
 from .number_ranges import decimal_at_least, decimal_at_most, decimal_multiple_regex, exact_decimal
 from .patterns import DFA, PatternError, compile_pattern
 
+MAX_STRING_LENGTH = 100_000  # maxLength above this is enforced as this
 MULTIPLES = "only whole numbers up to 1000 and powers of ten below one (0.1, 0.01, ...)"
 
 ALL_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
@@ -131,8 +132,9 @@ class Node:
 
     @property
     def distinct_keys(self) -> bool:
-        """Keys must be remembered whole: a repeated key counts once for the referee."""
-        return self.min_props > 0 and not self.strict
+        """Keys must be remembered whole: a repeated key counts once for the referee (named properties
+        are remembered anyway; other keys come from additionalProperties or patternProperties)."""
+        return self.min_props > 0 and (not self.strict or bool(self.patterns))
 
 
 def _is_type(value, t: str) -> bool:
@@ -292,7 +294,8 @@ class _Compiler:
                 raise UnsupportedSchema(k, path)
             if k in LEGACY_ASSERTIONS:
                 raise UnsupportedSchema(k, path, "an assertion of an earlier draft, unknown to Draft 2020-12")
-            if k == "$id" and path != "#" and isinstance(schema[k], str) and not schema[k].startswith("#"):
+            if (k == "$id" and path != "#" and isinstance(schema[k], str) and not schema[k].startswith("#")
+                    and _mentions_ref(schema)):  # a new base matters only to the references under it
                 raise UnsupportedSchema("$id", path, "a nested $id changes where references resolve")
 
     def _flatten(self, schema: dict, path: str) -> dict:
@@ -427,6 +430,10 @@ class _Compiler:
         for word, v in (("minLength", lo), ("maxLength", hi)):
             if v is not None and (as_int(v) is None or v < 0):
                 raise InvalidSchema(f"{word} must be a non-negative integer at {path}/{word}")
+        if hi is not None and hi > MAX_STRING_LENGTH >= lo:
+            # Longer than any answer a model writes: held at the cap, a stricter language (declared in
+            # the README), never a looser one.
+            hi = MAX_STRING_LENGTH
         if lo or hi is not None:
             try:
                 dfas.append(any_string(int(lo), None if hi is None else int(hi)))
@@ -662,12 +669,21 @@ class _Compiler:
             c = self._child_of_required(n, r)
             if c is None or not kinds[c] or (n.key_dfa is not None and not n.key_dfa.accepts(r)):
                 return False
-        if n.min_props:
-            names = sum(1 for name, c in n.properties if kinds[c] and (n.key_dfa is None or n.key_dfa.accepts(name)))
-            others = n.additional is not None and kinds[n.additional] and n.key_dfa is None and not n.patterns
-            if names < n.min_props and not others:
-                return False
+        if n.min_props and not self._enough_keys(n, lambda i: kinds[i]):
+            return False
         return True
+
+    @staticmethod
+    def _enough_keys(n: Node, kinds) -> bool:
+        """Can an object of this node reach minProperties distinct keys? Named properties count one each;
+        additionalProperties (without patterns) adds without end, a pattern as many keys as it matches."""
+        names = sum(1 for name, c in n.properties if kinds(c) and (n.key_dfa is None or n.key_dfa.accepts(name)))
+        if names >= n.min_props or n.key_dfa is not None:
+            return names >= n.min_props
+        if n.additional is not None and kinds(n.additional) and not n.patterns:
+            return True
+        # Keys matching a pattern: enough of them beside the named ones (each name may match it too).
+        return any(kinds(c) and accepts_at_least(dfa, n.min_props + len(n.properties)) for dfa, c in n.patterns)
 
     def _array_ok(self, n: Node, kinds) -> bool:
         if n.max_items is not None and n.min_items > n.max_items:
@@ -681,11 +697,8 @@ class _Compiler:
     def _check_object(self, n: Node) -> None:
         """Forms whose completability the checker cannot promise are refused (rare in real schemas)."""
         kinds = lambda i: self.nodes[i].kinds  # noqa: E731
-        if n.min_props:
-            names = sum(1 for name, c in n.properties if kinds(c) and (n.key_dfa is None or n.key_dfa.accepts(name)))
-            others = n.additional is not None and kinds(n.additional) and n.key_dfa is None and not n.patterns
-            if names < n.min_props and not others:
-                raise UnsupportedSchema("minProperties", "#", "more keys than the named properties, with "
+        if n.min_props and not self._enough_keys(n, kinds):
+            raise UnsupportedSchema("minProperties", "#", "more keys than the named properties, with "
                                         "patternProperties or propertyNames")
         if n.key_dfa is not None and any(not kinds(c) for _, c in n.properties):
             raise UnsupportedSchema("propertyNames", "#", "with a property no value satisfies")
@@ -739,6 +752,15 @@ class _Compiler:
             if x.strict and any(self._child_of_required(x, r) is None for r in y.required):
                 return True
         return False
+
+
+def _mentions_ref(schema) -> bool:
+    """Is there a $ref anywhere inside this schema?"""
+    if isinstance(schema, dict):
+        return "$ref" in schema or any(_mentions_ref(v) for v in schema.values())
+    if isinstance(schema, list):
+        return any(_mentions_ref(v) for v in schema)
+    return False
 
 
 def _bad(path, word):
@@ -850,7 +872,8 @@ def merge(a, b, path: str):
         else:
             out["items"] = items
     if "enum" in out and "const" in out:
-        out["enum"] = [v for v in out["enum"] if _json_equal(v, out.pop("const"))]
+        const = out.pop("const")  # enum and const together: the enum's values equal to the const
+        out["enum"] = [v for v in out["enum"] if _json_equal(v, const)]
     # Objects: a key's schema is its own schema (or the other keys' one) on both sides.
     if any(k in a or k in b for k in ("properties", "additionalProperties", "patternProperties")):
         if a.get("patternProperties") and b.get("patternProperties") and a["patternProperties"] != b["patternProperties"]:

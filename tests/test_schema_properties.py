@@ -485,3 +485,19 @@ def test_sampling_with_an_unsatisfiable_object_branch_does_not_crash():
         for _ in range(5):
             answer = sample_answer(model, rng, constraint, max_tokens=20)
             assert not answer.finished or referee(answer.text)
+
+
+def test_min_properties_from_pattern_properties():
+    """Keys from patternProperties count towards minProperties once each (the referee reads a repeated
+    key once), and a pattern with enough keys makes the object completable."""
+    from structbench.schema import SchemaChecker
+
+    schema = {"type": "object", "minProperties": 2, "patternProperties": {"^(a|b)$": {}},
+              "additionalProperties": False}
+    checker = SchemaChecker(schema, "any", "lesson")
+    assert checker.feed(checker.start(), '{"a": 1, "a": 2}') is None
+    assert checker.can_end(checker.feed(checker.start(), '{"a": 1, "b": 2}'))
+    assert checker.feed(checker.start(), '{"a": 1') is not None
+    assert checker.feed(checker.start(), '{"a": 1}') is None
+    with pytest.raises(Exception, match="no JSON value satisfies"):
+        SchemaChecker({**schema, "minProperties": 3}, "any", "lesson")
