@@ -141,29 +141,6 @@ def any_string(min_len: int = 0, max_len: int | None = None) -> DFA:
     return DFA(moves, {k for k in range(top + 1) if k >= min_len})
 
 
-def has_infinitely_many(dfa: DFA | None) -> bool:
-    """Does the (trimmed) DFA accept infinitely many strings: is there a cycle among its states? Then no
-    finite set of keys already used can exhaust it."""
-    if dfa is None:
-        return False
-    colour = [0] * dfa.n_states
-    stack = [(dfa.start, iter(dfa.moves[dfa.start]))]
-    colour[dfa.start] = 1
-    while stack:
-        state, moves = stack[-1]
-        for _, _, t in moves:
-            if colour[t] == 1:
-                return True
-            if colour[t] == 0:
-                colour[t] = 1
-                stack.append((t, iter(dfa.moves[t])))
-                break
-        else:
-            colour[state] = 2
-            stack.pop()
-    return False
-
-
 def _scan(pattern: str):
     """(index, character, group depth) of each character outside escapes and character classes."""
     depth, i, n = 0, 0, len(pattern)
