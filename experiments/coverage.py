@@ -3,8 +3,8 @@ instance through the constraint token by token on a real vocabulary.
 
 Per schema: the compile outcome (ok / unsupported / error / timeout, with the keyword and path or the
 message) and the compile milliseconds. Per test instance (serialised in the whitespace policy's style,
-object keys in the schema's property order where the schema names them, spelled by the vocabulary's
-own tokenizer): whether the constraint accepts it (every token allowed, then the end), against the
+object keys in the schema's property order where the schema names them, whole floats as integers,
+spelled by the vocabulary's own tokenizer): whether the constraint accepts it (every token allowed, then the end), against the
 referee's verdict (jsonschema, Draft 2020-12, the formats in referees.REFEREE_FORMATS asserted):
 `valid_accepted`, `valid_rejected`, `invalid_accepted` (the soundness failure), `invalid_rejected`.
 For the first accepted instances of a schema (`mask_walks`) the masks of its first `mask_steps` steps
@@ -63,7 +63,20 @@ def corpus_files(corpus_dir, subset: str = "all", sample: int | None = None) -> 
     return files
 
 
+def canonical_numbers(value):
+    """The same JSON value with each whole float written as an integer (12345.0 -> 12345): JSON Schema
+    reads both as one number, and our checkers (like the engines) write integers without a fraction."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: canonical_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [canonical_numbers(v) for v in value]
+    return value
+
+
 def serialise(value, whitespace: str) -> str:
+    value = canonical_numbers(value)
     if whitespace == "flexible":
         return json.dumps(value, ensure_ascii=False, indent=2)
     return json.dumps(value, ensure_ascii=False, separators=SEPARATORS[whitespace])
@@ -120,7 +133,7 @@ def spell(vocab, value, whitespace: str) -> tuple[str, list[int]]:
     text = serialise(value, whitespace)
     ids = vocab.encode(text)
     if any(vocab.tokens[i] is None for i in ids):
-        text = json.dumps(value, ensure_ascii=True, **({"indent": 2} if whitespace == "flexible" else
+        text = json.dumps(canonical_numbers(value), ensure_ascii=True, **({"indent": 2} if whitespace == "flexible" else
                                                           {"separators": SEPARATORS[whitespace]}))
         ids = vocab.encode(text)
     return text, ids

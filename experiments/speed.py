@@ -47,7 +47,8 @@ def run(settings: dict, trial, progress: bool = False) -> list[dict]:
         raise WalkError(f"vocabulary {vocab.name!r} does not spell {answer!r} token by token")
     prepare_vocabulary(strategy, vocab)  # per-vocabulary setup, shared by every grammar: not part of compile_ms
     t0 = time.perf_counter()
-    constraint = compile_constraint(task, vocab, strategy, settings.get("key_order", "any"))
+    constraint = compile_constraint(task, vocab, strategy, settings.get("key_order", "any"),
+                                    settings.get("whitespace", "lesson"))
     compile_ms = (time.perf_counter() - t0) * 1000
     compile_work, compile_masks = constraint.work.chars, constraint.work.masks_built
     rows = []

@@ -12,13 +12,14 @@ from structbench.strategies import compile_constraint, generate
 
 
 def answer_rows(task, vocab, model, strategy: str, n: int, seed: int, max_tokens: int, max_attempts: int,
-                progress: bool = False, desc: str = "", key_order: str = "any", temperature: float = 1.0) -> list[dict]:
+                progress: bool = False, desc: str = "", key_order: str = "any", temperature: float = 1.0,
+                whitespace: str = "lesson") -> list[dict]:
     """n answers from a generator seeded `seed`, one row each (the columns that vary per answer).
 
     A real model is asked each answer's own prompt (`model.for_sample`: its own facts, see
     structbench.prompts), stored in the row; the toy model copies its reference and has none."""
     t0 = time.perf_counter()
-    constraint = compile_constraint(task, vocab, strategy, key_order)
+    constraint = compile_constraint(task, vocab, strategy, key_order, whitespace)
     compile_ms = (time.perf_counter() - t0) * 1000
     work = constraint.work if constraint is not None else None
     compile_work, compile_masks = (work.chars, work.masks_built) if work else (0, 0)
@@ -57,4 +58,5 @@ def answer_rows(task, vocab, model, strategy: str, n: int, seed: int, max_tokens
 def run(settings: dict, trial, progress: bool = False) -> list[dict]:
     return answer_rows(trial.task, trial.vocab, trial.model, settings["strategy"]["name"], settings["n"],
                        settings["seed"], settings["max_tokens"], settings["max_attempts"], progress, trial.label,
-                       settings.get("key_order", "any"), settings.get("temperature", 1.0))
+                       settings.get("key_order", "any"), settings.get("temperature", 1.0),
+                       settings.get("whitespace", "lesson"))

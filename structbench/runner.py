@@ -106,6 +106,7 @@ def _common_columns(settings: dict, trial: Trial, tid: str, experiment: str) -> 
         "skill": model.skill,
         "chatter": model.chatter,
         "temperature": settings.get("temperature", 1.0),
+        "whitespace": settings.get("whitespace", "lesson"),
         "prompt": None,  # a real model's prompt, per answer (the experiment's rows fill it in)
         "vocab": trial.vocab.name,
         "vocab_size": len(trial.vocab),

@@ -13,6 +13,7 @@ from .strategies import STRATEGIES, check_attempts
 from .sampling import check_budget, check_temperature
 from .tasks import (age_task, file_task, json_mode_task, nested_task, nullable_age_task, person_task,
                     strict_no_age_task)
+from .schema import WHITESPACE_POLICIES
 from .toy_model import ToyModel
 from .real_vocab import REAL_VOCABS, real_vocabulary
 from .vocab import synthetic_vocabulary, toy_vocabulary
@@ -21,7 +22,7 @@ from .vocab import synthetic_vocabulary, toy_vocabulary
 RUN_KEYS = ("results_dir", "force", "progress", "experiment")
 # Settings added after results were stored, left out of a trial's identity at their default value
 # (what every earlier trial ran with), so that the trials stored before them keep their ids.
-LATER_DEFAULTS = {"temperature": 1.0}
+LATER_DEFAULTS = {"temperature": 1.0, "whitespace": "lesson"}
 
 TASKS = {
     "age": lambda cfg: age_task(),
@@ -130,6 +131,7 @@ def check_settings(settings: dict) -> dict:
         raise SettingsError(f"part={settings['part']!r} is only used by kind=lesson, not kind={kind}")
     _choice((settings.get("strategy") or {}).get("name"), STRATEGIES, "strategy")
     _choice(settings.get("key_order"), KEY_ORDERS, "key_order")
+    _choice(settings.get("whitespace", "lesson"), WHITESPACE_POLICIES, "whitespace policy")
     n = settings.get("n")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise SettingsError(f"n (answers per trial) must be an integer >= 1, got {n!r}")

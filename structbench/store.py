@@ -134,4 +134,5 @@ def read_results(results_dir="results", experiment: str | None = None, files=Non
     tables = [pq.read_table(f, schema=ROW_SCHEMA) for f in files]
     df = pa.concat_tables(tables).to_pandas()
     df["temperature"] = df["temperature"].fillna(1.0)  # parts from before the column sampled at temperature 1
+    df["whitespace"] = df["whitespace"].fillna("lesson")  # parts from before the setting used the lesson's
     return df.sort_values(["experiment", "trial_id", "sample"], kind="stable").reset_index(drop=True)

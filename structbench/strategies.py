@@ -28,17 +28,19 @@ def check_strategy(strategy: str) -> str:
     return strategy
 
 
-def compile_constraint(task: Task, vocab: Vocabulary, strategy: str, key_order: str = "any"):
+def compile_constraint(task: Task, vocab: Vocabulary, strategy: str, key_order: str = "any",
+                       whitespace: str = "lesson"):
     """The constraint a strategy samples under; None for the unconstrained ones (none, retry).
-    key_order: "any" (the lesson's checker) or "schema" (properties in schema order, as the engines write them)."""
+    key_order: "any" (the lesson's checker) or "schema" (properties in schema order, as the engines write them).
+    whitespace: the policy between JSON tokens (schema.WHITESPACE_POLICIES), for ours and the engines alike."""
     check_strategy(strategy)
     if strategy in ("none", "retry"):
         return None
     if strategy in ENGINE_STRATEGIES:
         from .engines import engine_constraint
 
-        return engine_constraint(strategy, task, vocab, key_order)
-    machine = task.machine(key_order)
+        return engine_constraint(strategy, task, vocab, key_order, whitespace)
+    machine = task.machine(key_order, whitespace)
     if strategy == "naive":
         return NaiveConstraint(machine, vocab)
     if task.kind == "pattern":  # a finite machine: table every state before the first token
