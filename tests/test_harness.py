@@ -112,6 +112,23 @@ def test_trial_id_depends_on_settings_only(compose, tmp_path):
     assert trial_id(s) != trial_id({**s, "seed": 1})
 
 
+@pytest.mark.parametrize("strategy", ["tabled", "naive"])
+def test_whitespace_policy_reaches_the_answers(compose, tmp_path, strategy):
+    """compact: no space between JSON tokens (the toy model's own spaces are masked away, and every
+    answer stays valid); lesson, the default, keeps the trial id the whitespace key did not exist for."""
+    settings = lesson_settings(compose, tmp_path, "person", strategy, whitespace="compact", n=20)
+    run_trial(settings)
+    df = read_results(tmp_path, "t")
+    finished = df[df["finished"]]
+    assert len(finished) and (finished["category"] == "valid").all()
+    compact = lambda t: json.dumps(json.loads(t), separators=(",", ":"), ensure_ascii=False)  # noqa: E731
+    assert (finished["text"].map(compact) == finished["text"]).all()
+    assert (df["whitespace"] == "compact").all()
+    lesson = lesson_settings(compose, tmp_path, "person", strategy, n=20)
+    assert trial_id(lesson) == trial_id({k: v for k, v in lesson.items() if k != "whitespace"})
+    assert trial_id(lesson) != trial_id(settings)
+
+
 def test_part_is_written_atomically_and_reader_ignores_dot_files(compose, tmp_path):
     run_trial(lesson_settings(compose, tmp_path, "age", "tabled", n=5))
     folder = tmp_path / "t"
@@ -200,6 +217,7 @@ def test_killed_sweep_resumes_to_the_complete_set_of_rows(tmp_path):
     ("max_attempts=0", "max_attempts"),
     ("n=0", "n (answers per trial)"),
     ("vocab=synthetic vocab.size=10", "at least"),
+    ("whitespace=tabs", "whitespace policy 'tabs'"),
 ])
 def test_bad_settings_fail_clearly(tmp_path, override, message):
     out = run_cli(*override.split(), f"results_dir={tmp_path}", "n=3" if not override.startswith("n=") else "seed=0")
