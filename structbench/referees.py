@@ -1,7 +1,8 @@
 """Referees: the judges of validity. Never the project's own checker.
 
 Schema tasks are judged by `jsonschema` (Draft 2020-12) on the parsed answer (with `multipleOf` in
-exact decimal arithmetic, not jsonschema's float division), with `format` asserted
+exact decimal arithmetic, not jsonschema's float division, and drafts 4-7's `dependencies` asserted as
+2020-12's dependentRequired / dependentSchemas, which it became), with `format` asserted
 for a fixed list of formats (REFEREE_FORMATS: jsonschema only asserts `format` given a FormatChecker,
 and which formats that checks depends on the packages installed, so the list is pinned; the packages
 for date-time, time and uri are dependencies). Any other format is an annotation;
@@ -55,8 +56,25 @@ def _exact_multiple_of(validator, divisor, instance, schema):
         yield jsonschema.ValidationError(f"{instance!r} is not a multiple of {divisor}")
 
 
+def _legacy_dependencies(validator, dependencies, instance, schema):
+    """Drafts 4-7's `dependencies` (2020-12 split it into dependentRequired and dependentSchemas, and
+    jsonschema's 2020-12 validator ignores it): a listed key's required keys, or its schema."""
+    if not validator.is_type(instance, "object"):
+        return
+    for key, dependency in dependencies.items():
+        if key not in instance:
+            continue
+        if validator.is_type(dependency, "array"):
+            for each in dependency:
+                if each not in instance:
+                    yield jsonschema.ValidationError(f"{each!r} is a dependency of {key!r}")
+        else:
+            yield from validator.descend(instance, dependency, schema_path=key)
+
+
 Draft202012Referee = jsonschema.validators.extend(jsonschema.Draft202012Validator,
-                                                  {"multipleOf": _exact_multiple_of})
+                                                  {"multipleOf": _exact_multiple_of,
+                                                   "dependencies": _legacy_dependencies})
 
 
 class SchemaReferee:

@@ -31,7 +31,7 @@ from typing import NamedTuple
 from .patterns import compile_pattern
 from .schema_compile import (  # noqa: F401  (re-exported)
     ALL_TYPES, ANNOTATION_KEYWORDS, CHECKED_FORMATS, ENFORCED_KEYWORDS, LEGACY_ASSERTIONS, REFEREE_FORMATS,
-    UNSUPPORTED_KEYWORDS, VOCABULARY_2020_12, InvalidSchema, Node, UnsupportedSchema, _Compiler,
+    UNSUPPORTED_KEYWORDS, VOCABULARY_2020_12, InvalidSchema, Node, NotExclusive, UnsupportedSchema, _Compiler,
 )
 
 # The lesson's number machines (kept for callers; the nodes carry their own).
@@ -301,9 +301,17 @@ class SchemaChecker:
         if numbers not in ("json", "lesson"):
             raise ValueError(f"numbers must be 'json' or 'lesson', got {numbers!r}")
         self.schema, self.key_order, self.whitespace, self.numbers = schema, key_order, whitespace, numbers
-        compiler = _Compiler(schema, numbers)
-        self.root = compiler.compile(schema, "#")
-        compiler.finish(self.root)
+        by_absence: frozenset = frozenset()
+        while True:  # oneOf branches not provably exclusive: told apart by absent keys, one path at a time
+            compiler = _Compiler(schema, numbers, by_absence)
+            self.root = compiler.compile(schema, "#")
+            try:
+                compiler.finish(self.root)
+                break
+            except NotExclusive as e:
+                if e.path in by_absence:
+                    raise
+                by_absence |= {e.path}
         self.nodes = compiler.nodes
         self._ordered = key_order == "schema"
         if self._ordered:
@@ -688,8 +696,9 @@ class SchemaChecker:
                 return None
             if not top.ks and not node.distinct_keys and self._others_allowed(top) and top.text != _OTHER and not any(
                     n.startswith(top.text) and len(n) > len(top.text) and _in(cands, ord(n[len(top.text)]))
-                    for n in self._available(top)):
-                # No property name continues this way: the key is some other key, its text no longer matters.
+                    for n, _ in node.properties):
+                # No property name continues this way (a forbidden or used one included, which must still be
+                # told apart): the key is some other key, its text no longer matters.
                 prog = _collapsible(got[1])
                 esc = "=" + prog + ">-1" if prog is not None else got[1]
                 return rest + (top._replace(text=_OTHER, esc=esc),)

@@ -40,15 +40,18 @@ ENFORCED_KEYWORDS = frozenset({
     "propertyNames", "minProperties", "maxProperties", "items", "prefixItems", "minItems", "maxItems",
     "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
     "multipleOf", "allOf", "anyOf", "oneOf", "not", "$ref", "$defs", "uniqueItems", "$anchor", "$dynamicAnchor",
+    "dependentRequired", "dependentSchemas",
 })
 # Refused wherever they appear (some only in some forms: see _Compiler).
 UNSUPPORTED_KEYWORDS = frozenset({
-    "if", "then", "else", "contains", "minContains", "maxContains", "dependentRequired", "dependentSchemas",
-    "unevaluatedItems", "unevaluatedProperties", "$dynamicRef",
+    "if", "then", "else", "contains", "minContains", "maxContains", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef",
 })
 VOCABULARY_2020_12 = ANNOTATION_KEYWORDS | ENFORCED_KEYWORDS | UNSUPPORTED_KEYWORDS
 # Assertions of earlier drafts that 2020-12 (and so the referee) does not know: refused, not guessed.
-LEGACY_ASSERTIONS = frozenset({"dependencies", "divisibleBy", "extends", "disallow"})
+LEGACY_ASSERTIONS = frozenset({"divisibleBy", "extends", "disallow"})
+# Drafts 4-7's `dependencies`, which 2020-12 split into dependentRequired (a list) and dependentSchemas (a
+# schema): read as those two, by the checker and by the referee (see referees.py).
+LEGACY_DEPENDENCIES = "dependencies"
 
 # The formats the referee asserts (jsonschema's FormatChecker for exactly these; see referees.py), and
 # those of them the checker enforces, as patterns. Any other format is an annotation for both.
@@ -67,6 +70,11 @@ class UnsupportedSchema(ValueError):
     def __init__(self, keyword: str, path: str, detail: str = ""):
         self.keyword, self.path, self.detail = keyword, path, detail
         super().__init__(f"unsupported: {keyword} at {path}" + (f" ({detail})" if detail else ""))
+
+
+class NotExclusive(UnsupportedSchema):
+    """oneOf branches the compiler cannot prove exclusive: the checker retries with them told apart by
+    absent keys (see _Compiler.exclusive_by_absence), and declares the schema unsupported if that fails."""
 
 
 class InvalidSchema(ValueError):
@@ -179,9 +187,10 @@ def const_schema(value):
 
 
 class _Compiler:
-    def __init__(self, root, numbers: str = "json"):
+    def __init__(self, root, numbers: str = "json", oneof_by_absence: frozenset = frozenset()):
         self.root_schema = root
         self.numbers = numbers
+        self.oneof_by_absence = oneof_by_absence  # paths of oneOf rewritten by exclusive_by_absence
         self.nodes: list[Node] = []
         self.memo: dict[str, int] = {}
         self.any_id: int | None = None
@@ -244,6 +253,7 @@ class _Compiler:
         if not isinstance(schema, dict):
             raise InvalidSchema(f"a schema must be an object or a boolean, got {type(schema).__name__} at {path}")
         self._check_keywords(schema, path)
+        schema = _split_dependencies(schema, path)
         live = {k: v for k, v in schema.items() if k not in ANNOTATION_KEYWORDS and k not in ("$defs", "definitions")
                 and (k in VOCABULARY_2020_12 or k.startswith("__"))}
         live.pop("$anchor", None)
@@ -272,6 +282,8 @@ class _Compiler:
         if self.depth > 200:
             raise UnsupportedSchema("$ref", path, "recursion through allOf / anyOf without an end")
         try:
+            if "dependentRequired" in live or "dependentSchemas" in live:
+                live = _dependencies_as_all_of(live, path)
             if "$ref" in live or "allOf" in live:
                 merged = self._flatten(live, path)
                 node = self.compile(merged, path)
@@ -329,6 +341,34 @@ class _Compiler:
             target = self._flatten({k: v for k, v in target.items() if k in VOCABULARY_2020_12}, path)
         return target
 
+    @staticmethod
+    def exclusive_by_absence(branches: list, rest: dict, path: str) -> list:
+        """oneOf [B1..Bn] as anyOf branches that each hold exactly one Bi: Bi, an object, and for every
+        other Bj one key Bj requires left out (so Bj fails), one anyOf branch per choice of those keys.
+        Sound for any branches; exact when the branches differ only by their required keys (the corpus's
+        `oneOf: [{required: [radius]}, {required: [length, width]}]`). A branch whose required keys
+        include another's (nothing to leave out) is dropped: it can never be the only one."""
+        import itertools
+
+        def required(schema) -> set:
+            req = schema.get("required") if isinstance(schema, dict) else None
+            return set(req) if isinstance(req, list) else set()
+
+        always, reqs, out = required(rest), [required(b) for b in branches], []
+        for i, branch in enumerate(branches):
+            choices = [sorted(reqs[j] - reqs[i] - always) for j in range(len(branches)) if j != i]
+            if not all(choices):
+                continue
+            for left_out in itertools.product(*choices):
+                out.append({"allOf": [branch, {"type": "object", "properties": {k: False for k in set(left_out)}}]})
+                if len(out) > MAX_BRANCHES:
+                    raise UnsupportedSchema("oneOf", path, f"more than {MAX_BRANCHES} branches once told apart "
+                                            "by absent keys")
+        if not out:
+            raise UnsupportedSchema("oneOf", path, "branches not provably exclusive, and no required key tells "
+                                    "them apart")
+        return out
+
     def _fill(self, node_id: int, s: dict, path: str):
         node = self.nodes[node_id]
         # Distribute over the branching keywords: the other keywords go into each branch.
@@ -340,6 +380,8 @@ class _Compiler:
                 if len(branches) > MAX_BRANCHES:
                     raise UnsupportedSchema(word, path, f"more than {MAX_BRANCHES} branches")
                 rest = {k: v for k, v in s.items() if k != word}
+                if word == "oneOf" and path in self.oneof_by_absence:
+                    branches, word = self.exclusive_by_absence(branches, rest, path), "anyOf"
                 alts = tuple(self.compile(merge(rest, b, f"{path}/{word}/{i}") if rest else b, f"{path}/{word}/{i}")
                              for i, b in enumerate(branches))
                 node.alts = alts
@@ -638,7 +680,7 @@ class _Compiler:
             for x in range(len(alts)):
                 for y in range(x + 1, len(alts)):
                     if nodes[alts[x]].kinds and nodes[alts[y]].kinds and not self.exclusive(alts[x], alts[y]):
-                        raise UnsupportedSchema("oneOf", path, f"branches {x} and {y} are not provably exclusive")
+                        raise NotExclusive("oneOf", path, f"branches {x} and {y} are not provably exclusive")
         if not nodes[root].kinds:
             raise InvalidSchema("no JSON value satisfies the schema")
 
@@ -752,6 +794,44 @@ class _Compiler:
             if x.strict and any(self._child_of_required(x, r) is None for r in y.required):
                 return True
         return False
+
+
+def _split_dependencies(schema: dict, path: str) -> dict:
+    """Drafts 4-7's `dependencies` as 2020-12's dependentRequired (lists) and dependentSchemas (schemas)."""
+    if LEGACY_DEPENDENCIES not in schema:
+        return schema
+    deps = schema[LEGACY_DEPENDENCIES]
+    if not isinstance(deps, dict):
+        raise InvalidSchema(f"dependencies must be an object at {path}/dependencies")
+    out = {k: v for k, v in schema.items() if k != LEGACY_DEPENDENCIES}
+    for key, dep in deps.items():
+        word = "dependentRequired" if isinstance(dep, list) else "dependentSchemas"
+        if key in out.get(word, {}):
+            raise UnsupportedSchema("dependencies", path, f"{key!r} also in {word}")
+        out[word] = {**out.get(word, {}), key: dep}
+    return out
+
+
+def _dependencies_as_all_of(schema: dict, path: str) -> dict:
+    """dependentRequired {A: [B, C]} is anyOf [A absent, A and B and C present]; dependentSchemas {A: S} is
+    anyOf [A absent, A present and S]: exact rewrites, one allOf entry per key (each a two-way anyOf)."""
+    out = {k: v for k, v in schema.items() if k not in ("dependentRequired", "dependentSchemas")}
+    extra = []
+    for word in ("dependentRequired", "dependentSchemas"):
+        deps = schema.get(word, {})
+        if not isinstance(deps, dict):
+            raise InvalidSchema(f"{word} must be an object at {path}/{word}")
+        for key, dep in deps.items():
+            if word == "dependentRequired":
+                if not isinstance(dep, list) or not all(isinstance(d, str) for d in dep):
+                    raise InvalidSchema(f"{word}/{key} must be an array of strings at {path}/{word}")
+                present = {"required": [key, *dep]}
+            else:
+                present = {"required": [key], "allOf": [dep]}
+            extra.append({"anyOf": [{"properties": {key: False}}, present]})
+    if extra:
+        out["allOf"] = list(out.get("allOf", [])) + extra
+    return out
 
 
 def _mentions_ref(schema) -> bool:

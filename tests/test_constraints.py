@@ -271,11 +271,11 @@ UNSUPPORTED = [
     ({"type": "object", "properties": {"a": {"type": "string", "if": {"type": "string"}}}}, "if", "#/properties/a"),
     ({"properties": {"a": {"type": "array", "contains": {"type": "integer"}}}}, "contains", "#/properties/a"),
     ({"properties": {"a": {"$ref": "https://example.com/other.json"}}}, "$ref", "#/properties/a"),
-    ({"type": "array", "items": {"properties": {"b": {"type": "object", "dependentRequired": {"x": ["y"]}}}}},
-     "dependentRequired", "#/items/properties/b"),
+    ({"type": "array", "items": {"properties": {"b": {"type": "object", "minContains": 2}}}},
+     "minContains", "#/items/properties/b"),
     ({"type": "object", "additionalProperties": {"type": "object", "unevaluatedProperties": False}},
      "unevaluatedProperties", "#/additionalProperties"),
-    ({"type": "object", "dependentSchemas": {}}, "dependentSchemas", "#"),
+    ({"type": "object", "then": {}}, "then", "#"),
 ]
 
 

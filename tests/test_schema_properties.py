@@ -501,3 +501,27 @@ def test_min_properties_from_pattern_properties():
     assert checker.feed(checker.start(), '{"a": 1}') is None
     with pytest.raises(Exception, match="no JSON value satisfies"):
         SchemaChecker({**schema, "minProperties": 3}, "any", "lesson")
+
+
+@pytest.mark.parametrize("branches", [
+    [["length", "width"], ["radius"]],
+    [["ssn"], ["ein"], ["itin"]],
+    [["radius"], ["width", "height"], ["base", "height"]],
+    [["a"], ["a", "b"]],  # the second implies the first: only {a} without b is valid
+])
+def test_one_of_told_apart_by_absent_keys_is_exact(branches):
+    """oneOf of required-key branches (not provably exclusive by kind or value): every object over the
+    keys involved is accepted exactly when the referee says exactly one branch holds; non-objects never."""
+    import itertools
+
+    from structbench.referees import SchemaReferee
+    from structbench.schema import SchemaChecker
+
+    keys = sorted({k for b in branches for k in b})
+    schema = {"properties": {k: {"type": "integer"} for k in keys}, "oneOf": [{"required": b} for b in branches]}
+    checker, referee = SchemaChecker(schema, "any", "lesson"), SchemaReferee(schema)
+    texts = [json.dumps({k: 1 for k in combo}) for n in range(len(keys) + 1) for combo in itertools.combinations(keys, n)]
+    texts += ['"text"', "3", "[]"]
+    for text in texts:
+        state = checker.feed(checker.start(), text)
+        assert (state is not None and checker.can_end(state)) == referee(text), text
