@@ -284,6 +284,9 @@ class _Compiler:
         try:
             if "dependentRequired" in live or "dependentSchemas" in live:
                 live = _dependencies_as_all_of(live, path)
+            if isinstance(live.get("not"), dict) and _positive_of_not(live["not"]) is not None:
+                live = {**{k: v for k, v in live.items() if k != "not"},
+                        "allOf": list(live.get("allOf", [])) + [_positive_of_not(live["not"])]}
             if "$ref" in live or "allOf" in live:
                 merged = self._flatten(live, path)
                 node = self.compile(merged, path)
@@ -354,10 +357,21 @@ class _Compiler:
             req = schema.get("required") if isinstance(schema, dict) else None
             return set(req) if isinstance(req, list) else set()
 
+        def types(schema) -> frozenset:  # the declared types, "integer" read as a number
+            t = schema.get("type") if isinstance(schema, dict) else None
+            t = set([t] if isinstance(t, str) else t if isinstance(t, list) else ALL_TYPES)
+            return frozenset("number" if x == "integer" else x for x in t)
+
         always, reqs, out = required(rest), [required(b) for b in branches], []
+        kinds = [types(b) & types(rest) for b in branches]
         for i, branch in enumerate(branches):
-            choices = [sorted(reqs[j] - reqs[i] - always) for j in range(len(branches)) if j != i]
+            # Branches of other types are told apart already; the others by a key they require, left out.
+            others = [j for j in range(len(branches)) if j != i and kinds[i] & kinds[j]]
+            choices = [sorted(reqs[j] - reqs[i] - always) for j in others]
             if not all(choices):
+                continue
+            if not choices:
+                out.append(branch)
                 continue
             for left_out in itertools.product(*choices):
                 out.append({"allOf": [branch, {"type": "object", "properties": {k: False for k in set(left_out)}}]})
@@ -397,7 +411,8 @@ class _Compiler:
             if sub is False:
                 s = {k: v for k, v in s.items() if k != "not"}
             else:
-                raise UnsupportedSchema("not", path, "only not: {} and not: false")
+                raise UnsupportedSchema("not", path, "only not: {}, not: false, not: {type: ...} and "
+                                        "not: {required: [...]}")
         if "enum" in s or "const" in s:
             values = []
             if "enum" in s:
@@ -832,6 +847,23 @@ def _dependencies_as_all_of(schema: dict, path: str) -> dict:
     if extra:
         out["allOf"] = list(out.get("allOf", [])) + extra
     return out
+
+
+def _positive_of_not(sub: dict) -> dict | None:
+    """`not` of two common forms as a schema without `not` (None for any other form, which _fill refuses):
+    not {type: T} is the other types (T holding "integer" without "number" is not expressible: None);
+    not {required: [k1, k2..]} is an object without k1, or without k2, ..."""
+    live = {k: v for k, v in sub.items() if k not in ANNOTATION_KEYWORDS}
+    if set(live) == {"type"}:
+        t = live["type"]
+        named = {t} if isinstance(t, str) else set(t) if isinstance(t, list) else None
+        if not named or not named <= ALL_TYPES or ("integer" in named and "number" not in named):
+            return None
+        return {"type": sorted(ALL_TYPES - named - ({"integer"} if "number" in named else set()))}
+    if set(live) == {"required"} and isinstance(live["required"], list) and live["required"] \
+            and all(isinstance(k, str) for k in live["required"]):
+        return {"anyOf": [{"type": "object", "properties": {k: False}} for k in dict.fromkeys(live["required"])]}
+    return None
 
 
 def _mentions_ref(schema) -> bool:

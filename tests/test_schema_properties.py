@@ -525,3 +525,34 @@ def test_one_of_told_apart_by_absent_keys_is_exact(branches):
     for text in texts:
         state = checker.feed(checker.start(), text)
         assert (state is not None and checker.can_end(state)) == referee(text), text
+
+
+def test_one_of_by_absent_keys_leaves_branches_of_other_types_alone():
+    """A real schema's `auth`: two object branches that overlap, and null. Null stays valid; an object
+    is valid when exactly one of the object branches holds."""
+    from structbench.referees import SchemaReferee
+    from structbench.schema import SchemaChecker
+
+    schema = {"oneOf": [{"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a", "b"]},
+                        {"type": "object", "properties": {"c": {}}, "required": ["c"]}, {"type": "null"}]}
+    checker, referee = SchemaChecker(schema, "any", "lesson"), SchemaReferee(schema)
+    for text in ["null", "{}", '{"a": 1}', '{"a": 1, "b": 2}', '{"c": 1}', '{"a": 1, "b": 2, "c": 3}',
+                 '{"a": 1, "c": 3}', '"x"', "1"]:
+        state = checker.feed(checker.start(), text)
+        assert (state is not None and checker.can_end(state)) == referee(text), text
+
+
+@pytest.mark.parametrize("schema", [
+    {"not": {"type": "object"}}, {"not": {"type": ["string", "number"]}}, {"not": {"type": "number"}},
+    {"not": {"required": ["a", "b"]}}, {"properties": {"a": {}, "b": {}}, "not": {"required": ["a"]}},
+    {"type": "object", "not": {"required": ["a"], "description": "an annotation changes nothing"}},
+])
+def test_not_of_type_or_required_is_exact(schema):
+    from structbench.referees import SchemaReferee
+    from structbench.schema import SchemaChecker
+
+    checker, referee = SchemaChecker(schema, "any", "lesson"), SchemaReferee(schema)
+    for value in [None, True, 1, 1.5, "s", [], [1], {}, {"a": 1}, {"a": 1, "b": 2}, {"b": 2}]:
+        text = json.dumps(value)
+        state = checker.feed(checker.start(), text)
+        assert (state is not None and checker.can_end(state)) == referee(text), text
