@@ -336,6 +336,15 @@ def run(settings: dict, trial, progress: bool = False) -> list[dict]:
     return rows
 
 
+def same_schemas(df):
+    """The rows of the schema files every strategy in df ran (a strategy run on a sample beside others
+    run on the whole corpus: the side-by-side on that sample)."""
+    files = None
+    for _, g in df.groupby("strategy"):
+        files = set(g["schema_file"]) if files is None else files & set(g["schema_file"])
+    return df[df["schema_file"].isin(files or set())]
+
+
 def summary_table(df) -> "pd.DataFrame":  # noqa: F821
     """Per subset x strategy: schemas, compiled (declared coverage), outcomes, and the four verdicts
     (among schemas compiled), with compile and mask time medians."""
@@ -367,3 +376,33 @@ def summary_table(df) -> "pd.DataFrame":  # noqa: F821
                                           or [np.nan])) for s in total["strategy"]]
         table = pd.concat([table, total[table.columns]], ignore_index=True)
     return table
+
+
+def main(argv=None) -> int:
+    """python -m experiments.coverage [RESULTS_DIR]: the stored coverage rows as markdown tables, per
+    strategy over everything it ran, then all strategies side by side on the schemas they all ran."""
+    import argparse
+
+    from structbench.store import read_results
+
+    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    parser.add_argument("results_dir", nargs="?", default="results")
+    args = parser.parse_args(argv)
+    df = read_results(args.results_dir, "coverage")
+    df = df[df["kind"] == "coverage"]
+    if df.empty:
+        print(f"no coverage rows in {args.results_dir}/coverage: run python -m structbench +sweep=coverage")
+        return 1
+    for title, rows in (("every schema each strategy ran", df), ("the schemas every strategy ran", same_schemas(df))):
+        table = summary_table(rows)
+        print(f"### {title} ({rows['schema_file'].nunique()} schemas)\n")
+        print("| " + " | ".join(table.columns) + " |")
+        print("|" + "---|" * len(table.columns))
+        for r in table.itertuples(index=False):
+            print("| " + " | ".join(f"{v:.1f}" if isinstance(v, float) else str(v) for v in r) + " |")
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
