@@ -805,7 +805,9 @@ def fig_coverage(df: pd.DataFrame) -> plt.Figure:
             inst = rows[(rows["strategy"] == s) & (rows["subset"] == sub)]
             bad.append(int((inst["category"] == "invalid_accepted").sum()))
         xs = np.arange(len(subsets)) - 0.4 + width * (k + 0.5)
-        a.bar(xs, shares, width, color=STRATEGY_COLORS.get(s, INK), label="ours (tabled)" if s == "tabled" else s)
+        n_schemas = schemas[schemas["strategy"] == s]["schema_file"].nunique()
+        a.bar(xs, shares, width, color=STRATEGY_COLORS.get(s, INK),
+              label=f"{'ours (tabled)' if s == 'tabled' else s}: {n_schemas:,} schemas")
         for x, share, n in zip(xs, shares, bad):
             if n:
                 a.text(x, (share if share == share else 0) + 0.02, f"{n}✗", ha="center", fontsize=6.5, color=RED, rotation=90)
@@ -834,7 +836,7 @@ def fig_coverage(df: pd.DataFrame) -> plt.Figure:
         ax.set_xlabel("strategy")
         ax.set_title(title + " (box: quartiles, whiskers 5-95%)", fontsize=10)
     vocab = ", ".join(sorted(rows["vocab"].dropna().unique()))
-    fig.suptitle(f"JSON Schema coverage on the MaskBench corpus ({schemas['schema_file'].nunique()} schemas, "
+    fig.suptitle(f"JSON Schema coverage on the MaskBench corpus ({schemas['schema_file'].nunique():,} schemas, "
                  f"{vocab} vocabulary, whitespace {', '.join(sorted(rows['whitespace'].dropna().unique()))})",
                  fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.95))

@@ -147,3 +147,27 @@ def test_coverage_experiment_outcomes_and_one_bad_file_never_stops(tmp_path):
     assert rows["unsupported"][0]["outcome"] == "unsupported"
     assert rows["unsupported"][0]["outcome_detail"].startswith("contains at #")
     assert len(corpus_files(tmp_path, sample=2)) == 2 and corpus_files(tmp_path, sample=2) == corpus_files(tmp_path, sample=2)
+
+
+@pytest.mark.parametrize("whitespace", ["lesson", "compact", "flexible"])
+def test_coverage_walks_each_whitespace_policy_and_flags_large_or_empty_schemas(tmp_path, whitespace, monkeypatch):
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    import experiments.coverage as coverage
+    from structbench.vocab import toy_vocabulary
+
+    good = {"schema": {"type": "object", "properties": {"age": {"type": "integer"}, "pets": {"type": "array"}},
+                       "required": ["age"]},
+            "tests": [{"data": {"age": 42.0, "pets": []}, "valid": True}, {"data": {"age": 4.5}, "valid": False}]}
+    _write(tmp_path, "Toy---good.json", json.dumps(good))
+    _write(tmp_path, "Toy---empty.json", json.dumps({"schema": {"type": "integer", "minimum": 3, "maximum": 2},
+                                                     "tests": []}))
+    _write(tmp_path, "Toy---large.json", json.dumps({"schema": {}, "tests": [], "pad": "x" * 2000}))
+    monkeypatch.setattr(coverage, "MAX_FILE_BYTES", 1000)
+    rows = {p.stem.split("---")[1]: coverage.schema_rows(p, "tabled", toy_vocabulary(), whitespace, 5, 1)
+            for p in coverage.corpus_files(tmp_path)}
+    assert [r["category"] for r in rows["good"]] == ["valid_accepted", "invalid_rejected"]
+    assert ('"age": 42' in rows["good"][0]["text"]) == (whitespace != "compact")  # 42.0 written as 42
+    assert rows["empty"][0]["outcome"] == "error" and "no JSON value" in rows["empty"][0]["outcome_detail"]
+    assert rows["large"][0]["outcome"] == "error" and "larger than 1000 bytes" in rows["large"][0]["outcome_detail"]
