@@ -301,7 +301,7 @@ class SchemaChecker:
         if numbers not in ("json", "lesson"):
             raise ValueError(f"numbers must be 'json' or 'lesson', got {numbers!r}")
         self.schema, self.key_order, self.whitespace, self.numbers = schema, key_order, whitespace, numbers
-        by_absence: frozenset = frozenset()
+        by_absence: dict = {}
         while True:  # oneOf branches not provably exclusive: told apart by absent keys, one path at a time
             compiler = _Compiler(schema, numbers, by_absence)
             self.root = compiler.compile(schema, "#")
@@ -311,7 +311,7 @@ class SchemaChecker:
             except NotExclusive as e:
                 if e.path in by_absence:
                     raise
-                by_absence |= {e.path}
+                by_absence = {**by_absence, e.path: e.pairs}
         self.nodes = compiler.nodes
         self._ordered = key_order == "schema"
         if self._ordered:

@@ -73,8 +73,14 @@ class UnsupportedSchema(ValueError):
 
 
 class NotExclusive(UnsupportedSchema):
-    """oneOf branches the compiler cannot prove exclusive: the checker retries with them told apart by
-    absent keys (see _Compiler.exclusive_by_absence), and declares the schema unsupported if that fails."""
+    """oneOf branches the compiler cannot prove exclusive (`pairs`: branch indices -> the kinds of value not
+    proved apart): the checker retries
+    with those pairs told apart by absent keys (see _Compiler.exclusive_by_absence), and declares the
+    schema unsupported if that fails."""
+
+    def __init__(self, keyword: str, path: str, detail: str, pairs: dict):
+        super().__init__(keyword, path, detail)
+        self.pairs = pairs
 
 
 class InvalidSchema(ValueError):
@@ -187,10 +193,11 @@ def const_schema(value):
 
 
 class _Compiler:
-    def __init__(self, root, numbers: str = "json", oneof_by_absence: frozenset = frozenset()):
+    def __init__(self, root, numbers: str = "json", oneof_by_absence: dict | None = None):
         self.root_schema = root
         self.numbers = numbers
-        self.oneof_by_absence = oneof_by_absence  # paths of oneOf rewritten by exclusive_by_absence
+        # oneOf path -> the branch pairs not proved exclusive, told apart by exclusive_by_absence
+        self.oneof_by_absence = oneof_by_absence or {}
         self.nodes: list[Node] = []
         self.memo: dict[str, int] = {}
         self.any_id: int | None = None
@@ -345,36 +352,43 @@ class _Compiler:
         return target
 
     @staticmethod
-    def exclusive_by_absence(branches: list, rest: dict, path: str) -> list:
-        """oneOf [B1..Bn] as anyOf branches that each hold exactly one Bi: Bi, an object, and for every
-        other Bj one key Bj requires left out (so Bj fails), one anyOf branch per choice of those keys.
+    def exclusive_by_absence(branches: list, rest: dict, path: str, pairs: dict) -> list:
+        """oneOf [B1..Bn] as anyOf branches that each hold exactly one Bi. `pairs` maps the branch pairs not
+        proved exclusive to the kinds of value left unproved. Branch i keeps Bi, minus those kinds (other
+        than objects) for each such Bj; objects are told apart from Bj by one key Bj requires, left out
+        (so Bj fails), one anyOf branch per choice of those keys; with no such key, objects go too.
         Sound for any branches; exact when the branches differ only by their required keys (the corpus's
-        `oneOf: [{required: [radius]}, {required: [length, width]}]`). A branch whose required keys
-        include another's (nothing to leave out) is dropped: it can never be the only one."""
+        `oneOf: [{required: [radius]}, {required: [length, width]}]`, where non-objects satisfy both)."""
         import itertools
 
         def required(schema) -> set:
             req = schema.get("required") if isinstance(schema, dict) else None
             return set(req) if isinstance(req, list) else set()
 
-        def types(schema) -> frozenset:  # the declared types, "integer" read as a number
-            t = schema.get("type") if isinstance(schema, dict) else None
-            t = set([t] if isinstance(t, str) else t if isinstance(t, list) else ALL_TYPES)
-            return frozenset("number" if x == "integer" else x for x in t)
-
+        types_of = {"object": {"object"}, "array": {"array"}, "string": {"string"}, "number": {"number", "integer"},
+                    "true": {"boolean"}, "false": {"boolean"}, "null": {"null"}}
         always, reqs, out = required(rest), [required(b) for b in branches], []
-        kinds = [types(b) & types(rest) for b in branches]
         for i, branch in enumerate(branches):
-            # Branches of other types are told apart already; the others by a key they require, left out.
-            others = [j for j in range(len(branches)) if j != i and kinds[i] & kinds[j]]
-            choices = [sorted(reqs[j] - reqs[i] - always) for j in others]
-            if not all(choices):
-                continue
-            if not choices:
-                out.append(branch)
-                continue
+            dropped, choices = set(), []
+            for j in range(len(branches)):
+                kinds = pairs.get((min(i, j), max(i, j)), frozenset())
+                dropped |= kinds - {"object"}
+                if "object" in kinds:
+                    keys = sorted(reqs[j] - reqs[i] - always)
+                    if keys:
+                        choices.append(keys)
+                    else:
+                        dropped.add("object")
+            allowed = sorted(ALL_TYPES - {t for k in dropped for t in types_of[k]})
+            if not allowed:
+                continue  # never the only branch
+            if "object" not in allowed:
+                choices = []
             for left_out in itertools.product(*choices):
-                out.append({"allOf": [branch, {"type": "object", "properties": {k: False for k in set(left_out)}}]})
+                apart = {"type": allowed} if len(allowed) < len(ALL_TYPES) else {}
+                if left_out:
+                    apart["properties"] = {k: False for k in set(left_out)}
+                out.append({"allOf": [branch, apart]} if apart else branch)
                 if len(out) > MAX_BRANCHES:
                     raise UnsupportedSchema("oneOf", path, f"more than {MAX_BRANCHES} branches once told apart "
                                             "by absent keys")
@@ -395,7 +409,8 @@ class _Compiler:
                     raise UnsupportedSchema(word, path, f"more than {MAX_BRANCHES} branches")
                 rest = {k: v for k, v in s.items() if k != word}
                 if word == "oneOf" and path in self.oneof_by_absence:
-                    branches, word = self.exclusive_by_absence(branches, rest, path), "anyOf"
+                    branches = self.exclusive_by_absence(branches, rest, path, self.oneof_by_absence[path])
+                    word = "anyOf"
                 alts = tuple(self.compile(merge(rest, b, f"{path}/{word}/{i}") if rest else b, f"{path}/{word}/{i}")
                              for i, b in enumerate(branches))
                 node.alts = alts
@@ -521,7 +536,10 @@ class _Compiler:
         if dfa is None:
             return False, None
         if exact is not None:
-            exact = frozenset(t for t in exact if dfa.accepts(t))
+            kept = frozenset(t for t in exact if dfa.accepts(t))
+            # A literal a pattern or format refused may still be valid (the DFA can be narrower than the
+            # keyword): then the set is not the exact one, and no exclusivity proof may rest on it.
+            exact = kept if len(kept) == len(set(exact)) or not (patterns or fmt) else None
         return dfa, exact
 
     # --- numbers ---------------------------------------------------------------------------------
@@ -692,10 +710,12 @@ class _Compiler:
             if "object" in n.kinds and not n.alts:
                 self._check_object(n)
         for alts, path in self.pending_exclusive:
-            for x in range(len(alts)):
-                for y in range(x + 1, len(alts)):
-                    if nodes[alts[x]].kinds and nodes[alts[y]].kinds and not self.exclusive(alts[x], alts[y]):
-                        raise NotExclusive("oneOf", path, f"branches {x} and {y} are not provably exclusive")
+            pairs = {(x, y): self.overlap(alts[x], alts[y]) for x in range(len(alts)) for y in range(x + 1, len(alts))
+                     if nodes[alts[x]].kinds and nodes[alts[y]].kinds}
+            pairs = {pair: kinds for pair, kinds in pairs.items() if kinds}
+            if pairs:
+                x, y = min(pairs)
+                raise NotExclusive("oneOf", path, f"branches {x} and {y} are not provably exclusive", pairs)
         if not nodes[root].kinds:
             raise InvalidSchema("no JSON value satisfies the schema")
 
@@ -778,25 +798,40 @@ class _Compiler:
         return frozenset(out)
 
     def exclusive(self, a: int, b: int, depth: int = 0) -> bool:
-        """No value satisfies both nodes (a sufficient test, by kind, string values and object keys)."""
+        """No value satisfies both nodes (a sufficient test)."""
+        return not self.overlap(a, b, depth)
+
+    def overlap(self, a: int, b: int, depth: int = 0) -> frozenset:
+        """The kinds of value for which no proof says the two nodes are exclusive: by string values,
+        number languages, item counts and object keys; empty when no value satisfies both."""
         if depth > 8:
-            return False
+            return self.declared(a) & self.declared(b)
         na, nb = self.nodes[a], self.nodes[b]
         if na.alts:
-            return all(self.exclusive(x, b, depth + 1) for x in na.alts)
+            return frozenset().union(*(self.overlap(x, b, depth + 1) for x in na.alts))
         if nb.alts:
-            return all(self.exclusive(a, y, depth + 1) for y in nb.alts)
+            return frozenset().union(*(self.overlap(a, y, depth + 1) for y in nb.alts))
+        out = set()
         for kind in self.declared(a) & self.declared(b):
             if kind == "string":
+                # Exact string sets only: a string DFA may be narrower than its keywords (\w read safely,
+                # formats as stricter patterns), so DFAs apart would not prove the values apart.
                 la, lb = na.string_literals, nb.string_literals
-                if la is None or lb is None or la & lb:
-                    return False
+                proved = la is not None and lb is not None and not la & lb
+            elif kind == "number":
+                # Every number DFA holds each allowed value's plain spelling (integer form when whole):
+                # spellings apart are values apart.
+                proved = _disjoint(na.number_dfa, nb.number_dfa)
+            elif kind == "array":  # item counts that cannot agree
+                proved = max(na.min_items, nb.min_items) > min(
+                    x for x in (na.max_items, nb.max_items, 10**9) if x is not None)
             elif kind == "object":
-                if not self._objects_exclusive(na, nb, depth):
-                    return False
+                proved = self._objects_exclusive(na, nb, depth)
             else:
-                return False
-        return True
+                proved = False
+            if not proved:
+                out.add(kind)
+        return frozenset(out)
 
     def _objects_exclusive(self, na: Node, nb: Node, depth: int) -> bool:
         if na.patterns or nb.patterns:
@@ -808,6 +843,16 @@ class _Compiler:
         for x, y in ((na, nb), (nb, na)):
             if x.strict and any(self._child_of_required(x, r) is None for r in y.required):
                 return True
+        return False
+
+
+def _disjoint(a: DFA | None, b: DFA | None) -> bool:
+    """No text both DFAs accept (None is every text): a proof, so any doubt answers False."""
+    if a is None or b is None:
+        return False
+    try:
+        return intersect(a, b) is None
+    except TooComplex:
         return False
 
 
