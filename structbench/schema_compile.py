@@ -355,7 +355,8 @@ class _Compiler:
     def exclusive_by_absence(branches: list, rest: dict, path: str, pairs: dict) -> list:
         """oneOf [B1..Bn] as anyOf branches that each hold exactly one Bi. `pairs` maps the branch pairs not
         proved exclusive to the kinds of value left unproved. Branch i keeps Bi, minus those kinds (other
-        than objects) for each such Bj; objects are told apart from Bj by one key Bj requires, left out
+        than objects, and unless Bi names them in its own `type`: then the schema is unsupported) for each
+        such Bj; objects are told apart from Bj by one key Bj requires, left out
         (so Bj fails), one anyOf branch per choice of those keys; with no such key, objects go too.
         Sound for any branches; exact when the branches differ only by their required keys (the corpus's
         `oneOf: [{required: [radius]}, {required: [length, width]}]`, where non-objects satisfy both)."""
@@ -379,7 +380,12 @@ class _Compiler:
                         choices.append(keys)
                     else:
                         dropped.add("object")
-            allowed = sorted(ALL_TYPES - {t for k in dropped for t in types_of[k]})
+            gone = {t for k in dropped for t in types_of[k]}
+            own = branch.get("type") if isinstance(branch, dict) else None
+            own = {own} if isinstance(own, str) else set(own) if isinstance(own, list) else set()
+            if own & gone:  # a type the branch names overlaps another branch: not ours to drop
+                raise UnsupportedSchema("oneOf", path, f"branch {i} overlaps another as {sorted(own & gone)[0]}")
+            allowed = sorted(ALL_TYPES - gone)
             if not allowed:
                 continue  # never the only branch
             if "object" not in allowed:
