@@ -240,6 +240,9 @@ def accepts_at_least(dfa: DFA | None, k: int) -> bool:
     return counts[dfa.start] >= k
 
 
+ANY_TEXT = f"[{chr(0)}-{chr(MAX_CODE_POINT)}]*"  # any characters at all, as a pattern
+
+
 def _search_branches(pattern: str) -> list[tuple[bool, str, bool]]:
     """The pattern as a union of (anchored at the start, body, anchored at the end) branches: `^` and `$`
     are read at the two ends of each top-level branch, also inside a group that is the whole branch
@@ -261,9 +264,11 @@ def search_dfa(pattern: str) -> DFA:
 
     branches = _search_branches(pattern)
     # With no branch anchored at the end, a complete match accepts whatever follows: the DFA makes that
-    # one absorbing state (compile_pattern's accept_absorbs) instead of spelling out the trailing [\s\S]*.
+    # one absorbing state (compile_pattern's accept_absorbs) instead of spelling out a trailing "anything".
+    # "Anything" is every code point (not [\s\S], which the safe reading of \s and \S narrows), and `$`
+    # is Python's: the end, or before a final newline.
     open_end = not any(end for _, _, end in branches)
-    text = "|".join(("" if start else r"[\s\S]*") + f"(?:{body})" + ("" if end or open_end else r"[\s\S]*")
+    text = "|".join(("" if start else ANY_TEXT) + f"(?:{body})" + ("\n?" if end else "" if open_end else ANY_TEXT)
                     for start, body, end in branches)
     try:
         return trim(compile_pattern(text, safe_classes=True, accept_absorbs=open_end)) or _EMPTY()

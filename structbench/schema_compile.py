@@ -15,6 +15,7 @@ except the older drafts' assertions, which are refused: their meaning depends on
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from .automata import (
@@ -113,6 +114,11 @@ class Node:
     number_dfa: DFA | None = None
     # literals: which of the words true / false / null
     words: frozenset = frozenset({"true", "false", "null"})
+    # What exclusivity proofs may read (see _Compiler.declared): the types the schema states, before any
+    # narrowing; a node the compiler narrowed as a whole (oneOf told apart by absent keys) proves nothing.
+    stated_types: frozenset | None = None
+    narrowed: bool = False
+    additional_dropped: bool = False  # additionalProperties no compiled value satisfies, set to None
     # a union: the value satisfies one of these nodes (the other fields are unused)
     alts: tuple = ()
     # filled in after compiling: the kinds of value this node admits that can be finished
@@ -174,9 +180,11 @@ def _is_type(value, t: str) -> bool:
 def number_spellings(value) -> list[str]:
     """Texts of a number that equal it (as the referee compares: 1 == 1.0)."""
     out = [json.dumps(value)]
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
-        out.append(str(int(value)))
-    if isinstance(value, int):
+    if isinstance(value, float):
+        # The plain decimal too (1e-07 is 0.0000001): every number language holds the plain spelling,
+        # which exclusivity proofs rely on; a whole float also as an integer.
+        out.append(str(int(value)) if value.is_integer() else format(exact_decimal(value), "f"))
+    if isinstance(value, int) and abs(value) <= 2**53:  # above, "N.0" reads back as another float
         out.append(f"{value}.0")
     return list(dict.fromkeys(out))
 
@@ -348,6 +356,10 @@ class _Compiler:
             seen.add(ref)
             target = self.resolve(ref, path)
         if isinstance(target, dict) and "$ref" in target:
+            # Its keywords are read here, not by compile(): declare what compile() would, and keep the
+            # older drafts' dependencies (as dependentRequired / dependentSchemas).
+            self._check_keywords(target, path)
+            target = _split_dependencies(target, path)
             target = self._flatten({k: v for k, v in target.items() if k in VOCABULARY_2020_12}, path)
         return target
 
@@ -416,7 +428,7 @@ class _Compiler:
                 rest = {k: v for k, v in s.items() if k != word}
                 if word == "oneOf" and path in self.oneof_by_absence:
                     branches = self.exclusive_by_absence(branches, rest, path, self.oneof_by_absence[path])
-                    word = "anyOf"
+                    word, node.narrowed = "anyOf", True
                 alts = tuple(self.compile(merge(rest, b, f"{path}/{word}/{i}") if rest else b, f"{path}/{word}/{i}")
                              for i, b in enumerate(branches))
                 node.alts = alts
@@ -468,6 +480,7 @@ class _Compiler:
                     if _is_type(v, t):
                         present.add(t)
             types = frozenset(present)
+        node.stated_types = types
         words = set()
         if "boolean" in types:
             words |= {"true", "false"} if enum is None else {json.dumps(v) for v in enum if isinstance(v, bool)}
@@ -639,6 +652,13 @@ class _Compiler:
                 raise UnsupportedSchema("patternProperties", path, str(e)) from None
         extra = s.get("additionalProperties", True)
         names = list(props) + [r for r in required if r not in props]
+        # \d \w \s are read safely (ASCII-only matches), narrower than Python's Unicode classes: a key
+        # such a pattern is said not to match would wrongly fall through to additionalProperties (or a
+        # non-ASCII property name miss the pattern's schema). Sound only when neither can happen.
+        if any(_CLASS_ESCAPE.search(p) for p in pattern_props) and (
+                extra is not False or any(not name.isascii() for name in names)):
+            raise UnsupportedSchema("patternProperties", path, "\\d, \\w or \\s in a pattern, beside "
+                                    "additionalProperties or non-ASCII property names")
         named = []
         for name in names:
             parts = [props[name]] if name in props else []
@@ -716,8 +736,7 @@ class _Compiler:
             if "object" in n.kinds and not n.alts:
                 self._check_object(n)
         for alts, path in self.pending_exclusive:
-            pairs = {(x, y): self.overlap(alts[x], alts[y]) for x in range(len(alts)) for y in range(x + 1, len(alts))
-                     if nodes[alts[x]].kinds and nodes[alts[y]].kinds}
+            pairs = {(x, y): self.overlap(alts[x], alts[y]) for x in range(len(alts)) for y in range(x + 1, len(alts))}
             pairs = {pair: kinds for pair, kinds in pairs.items() if kinds}
             if pairs:
                 x, y = min(pairs)
@@ -761,12 +780,17 @@ class _Compiler:
         """Can an object of this node reach minProperties distinct keys? Named properties count one each;
         additionalProperties (without patterns) adds without end, a pattern as many keys as it matches."""
         names = sum(1 for name, c in n.properties if kinds(c) and (n.key_dfa is None or n.key_dfa.accepts(name)))
-        if names >= n.min_props or n.key_dfa is not None:
-            return names >= n.min_props
-        if n.additional is not None and kinds(n.additional) and not n.patterns:
+        if names >= n.min_props:
             return True
-        # Keys matching a pattern: enough of them beside the named ones (each name may match it too).
-        return any(kinds(c) and accepts_at_least(dfa, n.min_props + len(n.properties)) for dfa, c in n.patterns)
+        enough = n.min_props + len(n.properties)  # other keys beside the named ones (each may be a name)
+        others = n.additional is not None and kinds(n.additional)
+        if n.key_dfa is not None:  # propertyNames (never with patterns): other keys are what it accepts
+            return bool(others) and accepts_at_least(n.key_dfa, enough)
+        if any(kinds(c) and accepts_at_least(dfa, enough) for dfa, c in n.patterns):
+            return True
+        # additionalProperties: keys no pattern matches. Enough short ones exist unless the patterns cover
+        # nearly everything; look for them.
+        return bool(others) and sum(1 for k in _probe_keys(enough) if not any(d.accepts(k) for d, _ in n.patterns)) >= enough
 
     def _array_ok(self, n: Node, kinds) -> bool:
         if n.max_items is not None and n.min_items > n.max_items:
@@ -791,16 +815,21 @@ class _Compiler:
                 if intersect_all(dfas) is not None:
                     raise UnsupportedSchema("patternProperties", "#", "a pattern whose schema no value satisfies")
         if n.additional is not None and not kinds(n.additional):
-            n.additional = None
+            n.additional, n.additional_dropped = None, True
 
     def declared(self, i: int) -> frozenset:
+        """The kinds of value the node's schema may allow, as stated (a superset of what the checker
+        accepts, which narrowing may have cut): what exclusivity proofs start from."""
         n = self.nodes[i]
+        if n.narrowed:
+            return frozenset(KINDS)
         if n.alts:
             return frozenset().union(*(self.declared(a) for a in n.alts))
-        out = set(n.words) & set(n.kinds) | ({"string"} if "string" in n.types else set())
-        if "number" in n.kinds:
-            out.add("number")
-        out |= {k for k in ("object", "array") if k in n.kinds}
+        types = n.stated_types if n.stated_types is not None else n.types
+        out = set(n.words)
+        out |= {"string"} if "string" in types else set()
+        out |= {"number"} if types & {"number", "integer"} else set()
+        out |= {k for k in ("object", "array") if k in types}
         return frozenset(out)
 
     def exclusive(self, a: int, b: int, depth: int = 0) -> bool:
@@ -810,7 +839,7 @@ class _Compiler:
     def overlap(self, a: int, b: int, depth: int = 0) -> frozenset:
         """The kinds of value for which no proof says the two nodes are exclusive: by string values,
         number languages, item counts and object keys; empty when no value satisfies both."""
-        if depth > 8:
+        if depth > 8 or self.nodes[a].narrowed or self.nodes[b].narrowed:
             return self.declared(a) & self.declared(b)
         na, nb = self.nodes[a], self.nodes[b]
         if na.alts:
@@ -847,9 +876,20 @@ class _Compiler:
             if ca is not None and cb is not None and self.exclusive(ca, cb, depth + 1):
                 return True
         for x, y in ((na, nb), (nb, na)):
-            if x.strict and any(self._child_of_required(x, r) is None for r in y.required):
+            if x.strict and not x.additional_dropped and any(self._child_of_required(x, r) is None for r in y.required):
                 return True
         return False
+
+
+_CLASS_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\[dDwWsS]")  # an unescaped \d \D \w \W \s \S
+
+
+def _probe_keys(n: int):
+    """Some distinct short keys (letters, then letter pairs), enough to find n outside a few patterns."""
+    letters = [chr(c) for c in range(ord("a"), ord("z") + 1)] + [chr(c) for c in range(ord("A"), ord("Z") + 1)]
+    yield from letters
+    yield from (a + b for a in letters for b in letters)
+    yield from (f"k{i}" for i in range(n + 1))
 
 
 def _disjoint(a: DFA | None, b: DFA | None) -> bool:
