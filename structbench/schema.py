@@ -308,6 +308,11 @@ class SchemaChecker:
             try:
                 compiler.finish(self.root)
                 break
+            except InvalidSchema as e:
+                if by_absence:  # the rewrite left nothing: not a proof that the schema itself is empty
+                    raise UnsupportedSchema("oneOf", next(iter(by_absence)), "nothing left once its branches "
+                                            "are told apart by absent keys") from e
+                raise
             except NotExclusive as e:
                 if e.path in by_absence:
                     raise

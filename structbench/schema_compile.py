@@ -380,6 +380,15 @@ class _Compiler:
 
         types_of = {"object": {"object"}, "array": {"array"}, "string": {"string"}, "number": {"number", "integer"},
                     "true": {"boolean"}, "false": {"boolean"}, "null": {"null"}}
+        def others(schema) -> dict:  # everything but `required` and annotations
+            return {k: v for k, v in schema.items() if k != "required" and k not in ANNOTATION_KEYWORDS} \
+                if isinstance(schema, dict) else {"": schema}
+
+        # Exact only when the unproved branches differ by their required keys alone: then Bi and not Bj is
+        # Bi with a key of Bj's left out, and a non-object satisfies both or neither. Otherwise: declared.
+        for (i, j), kinds in pairs.items():
+            if "object" in kinds and others(branches[i]) != others(branches[j]):
+                raise UnsupportedSchema("oneOf", path, f"branches {i} and {j} are not provably exclusive")
         always, reqs, out = required(rest), [required(b) for b in branches], []
         for i, branch in enumerate(branches):
             dropped, choices = set(), []
