@@ -795,7 +795,7 @@ def fig_coverage(df: pd.DataFrame) -> plt.Figure:
     strategies = [s for s in COVERAGE_ORDER if s in set(rows["strategy"])] + sorted(set(rows["strategy"]) - set(COVERAGE_ORDER))
     subsets = sorted(rows["subset"].dropna().unique())
     schemas = rows.drop_duplicates(["strategy", "schema_file"])
-    fig, (a, b, c) = plt.subplots(1, 3, figsize=(15, 4.6))
+    fig, (a, b, c) = plt.subplots(1, 3, figsize=(15, 5.2))
     width = 0.8 / max(len(strategies), 1)
     for k, s in enumerate(strategies):
         shares, bad = [], []
@@ -812,12 +812,13 @@ def fig_coverage(df: pd.DataFrame) -> plt.Figure:
             if n:
                 a.text(x, (share if share == share else 0) + 0.02, f"{n}✗", ha="center", fontsize=6.5, color=RED, rotation=90)
     a.set_xticks(range(len(subsets)), subsets, rotation=20, fontsize=8)
-    a.set_ylim(0, 1.12)
+    a.set_ylim(0, 1.3)
+    a.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     a.yaxis.set_major_formatter(PERCENT)
     a.set_ylabel("schemas compiled (declared coverage)")
     a.set_xlabel("MaskBench subset")
     a.set_title("Coverage per subset (✗: invalid instances accepted)")
-    a.legend(frameon=False, fontsize=7.5, ncol=2, loc="upper left")
+    a.legend(frameon=False, fontsize=7.5, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     compile_ms = [schemas[(schemas["strategy"] == s) & (schemas["outcome"] == "ok")]["compile_ms"].dropna().to_numpy()
                   for s in strategies]
     masks = [np.concatenate([np.asarray(m, dtype=float) for m in rows[rows["strategy"] == s]["mask_us"]
