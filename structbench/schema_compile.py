@@ -386,8 +386,12 @@ class _Compiler:
 
         # Exact only when the unproved branches differ by their required keys alone: then Bi and not Bj is
         # Bi with a key of Bj's left out, and a non-object satisfies both or neither. Otherwise: declared.
+        # Other kinds are dropped: exact only when the branches differ by object keywords alone (which a
+        # non-object satisfies vacuously, so it satisfies both branches or neither).
         for (i, j), kinds in pairs.items():
-            if "object" in kinds and others(branches[i]) != others(branches[j]):
+            a, b = others(branches[i]), others(branches[j])
+            differ = {k for k in set(a) | set(b) if a.get(k, _MISSING) != b.get(k, _MISSING)}
+            if differ if "object" in kinds else differ - OBJECT_KEYWORDS:
                 raise UnsupportedSchema("oneOf", path, f"branches {i} and {j} are not provably exclusive")
         always, reqs, out = required(rest), [required(b) for b in branches], []
         for i, branch in enumerate(branches):
@@ -890,6 +894,10 @@ class _Compiler:
         return False
 
 
+_MISSING = object()
+OBJECT_KEYWORDS = frozenset({"properties", "required", "additionalProperties", "patternProperties", "propertyNames",
+                             "minProperties", "maxProperties", "dependentRequired", "dependentSchemas",
+                             "dependencies"})
 _CLASS_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\[dDwWsS]")  # an unescaped \d \D \w \W \s \S
 
 
