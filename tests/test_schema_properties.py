@@ -505,6 +505,14 @@ def test_min_properties_from_pattern_properties():
         SchemaChecker({**schema, "minProperties": 5}, "any", "lesson")
 
 
+def _assert_agrees_with_referee(schema, texts) -> None:
+    """The checker (any key order, lesson whitespace) accepts each text exactly when the referee does."""
+    checker, referee = SchemaChecker(schema, "any", "lesson"), SchemaReferee(schema)
+    for text in texts:
+        state = checker.feed(checker.start(), text)
+        assert (state is not None and checker.can_end(state)) == referee(text), text
+
+
 @pytest.mark.parametrize("branches", [
     [["length", "width"], ["radius"]],
     [["ssn"], ["ein"], ["itin"]],
@@ -516,32 +524,22 @@ def test_one_of_told_apart_by_absent_keys_is_exact(branches):
     keys involved is accepted exactly when the referee says exactly one branch holds; non-objects never."""
     import itertools
 
-    from structbench.referees import SchemaReferee
-    from structbench.schema import SchemaChecker
-
     keys = sorted({k for b in branches for k in b})
     schema = {"properties": {k: {"type": "integer"} for k in keys}, "oneOf": [{"required": b} for b in branches]}
-    checker, referee = SchemaChecker(schema, "any", "lesson"), SchemaReferee(schema)
     texts = [json.dumps({k: 1 for k in combo}) for n in range(len(keys) + 1) for combo in itertools.combinations(keys, n)]
     texts += ['"text"', "3", "[]"]
-    for text in texts:
-        state = checker.feed(checker.start(), text)
-        assert (state is not None and checker.can_end(state)) == referee(text), text
+    _assert_agrees_with_referee(schema, texts)
 
 
 def test_one_of_by_absent_keys_only_when_exact():
     """Told apart by absent keys only when the unproved branches differ by `required` alone (then it is
     exact, null beside them untouched); branches with other differences are declared unsupported."""
-    from structbench.referees import SchemaReferee
-    from structbench.schema import SchemaChecker, UnsupportedSchema
+    from structbench.schema import UnsupportedSchema
 
     schema = {"oneOf": [{"type": "object", "required": ["a", "b"]}, {"type": "object", "required": ["c"]},
                         {"type": "null"}]}
-    checker, referee = SchemaChecker(schema, "any", "lesson"), SchemaReferee(schema)
-    for text in ["null", "{}", '{"a": 1}', '{"a": 1, "b": 2}', '{"c": 1}', '{"a": 1, "b": 2, "c": 3}',
-                 '{"a": 1, "c": 3}', '"x"', "1"]:
-        state = checker.feed(checker.start(), text)
-        assert (state is not None and checker.can_end(state)) == referee(text), text
+    _assert_agrees_with_referee(schema, ["null", "{}", '{"a": 1}', '{"a": 1, "b": 2}', '{"c": 1}',
+                                         '{"a": 1, "b": 2, "c": 3}', '{"a": 1, "c": 3}', '"x"', "1"])
     with pytest.raises(UnsupportedSchema, match="not provably exclusive"):
         SchemaChecker({"oneOf": [{"properties": {"a": {"type": "string"}}, "required": ["a"]},
                                  {"properties": {"b": {}}, "required": ["b"]}]})
@@ -553,14 +551,8 @@ def test_one_of_by_absent_keys_only_when_exact():
     {"type": "object", "not": {"required": ["a"], "description": "an annotation changes nothing"}},
 ])
 def test_not_of_type_or_required_is_exact(schema):
-    from structbench.referees import SchemaReferee
-    from structbench.schema import SchemaChecker
-
-    checker, referee = SchemaChecker(schema, "any", "lesson"), SchemaReferee(schema)
-    for value in [None, True, 1, 1.5, "s", [], [1], {}, {"a": 1}, {"a": 1, "b": 2}, {"b": 2}]:
-        text = json.dumps(value)
-        state = checker.feed(checker.start(), text)
-        assert (state is not None and checker.can_end(state)) == referee(text), text
+    values = [None, True, 1, 1.5, "s", [], [1], {}, {"a": 1}, {"a": 1, "b": 2}, {"b": 2}]
+    _assert_agrees_with_referee(schema, [json.dumps(v) for v in values])
 
 
 @pytest.mark.parametrize("schema,values", [
@@ -577,11 +569,4 @@ def test_not_of_type_or_required_is_exact(schema):
 def test_one_of_proved_exclusive_by_item_counts_number_ranges_or_per_kind(schema, values):
     """Branches apart by item counts or by number ranges are exclusive without any key left out: an
     e-mail schema's `from` (one sender, or several and a `sender`) keeps its optional `sender`."""
-    from structbench.referees import SchemaReferee
-    from structbench.schema import SchemaChecker
-
-    checker, referee = SchemaChecker(schema, "any", "lesson"), SchemaReferee(schema)
-    for value in values:
-        text = json.dumps(value)
-        state = checker.feed(checker.start(), text)
-        assert (state is not None and checker.can_end(state)) == referee(text), text
+    _assert_agrees_with_referee(schema, [json.dumps(v) for v in values])
