@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from .automata import (
-    TooComplex, as_int, ceil_int, floor_int, format_dfa, integer_regex, intersect, intersect_all, is_empty,
+    TooComplex, as_int, ceil_int, floor_int, format_dfa, integer_regex, intersect_all, is_empty,
     literal_dfa, any_string, accepts_at_least, multiple_of_dfa, search_dfa, trim, FORMAT_PATTERNS,
 )
 from .number_ranges import decimal_at_least, decimal_at_most, decimal_multiple_regex, exact_decimal
