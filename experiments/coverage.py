@@ -25,16 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
-from structbench.referees import SchemaReferee, parse_json
+from structbench.bench.referees import SchemaReferee
+from structbench.errors import CompileTimeout
+from structbench.limits import current as limits
 
 OUTCOMES = ("ok", "unsupported", "error", "timeout", "no_referee")
 VERDICTS = ("valid_accepted", "valid_rejected", "invalid_accepted", "invalid_rejected")
 SEPARATORS = {"lesson": (", ", ": "), "compact": (",", ":")}
-MAX_FILE_BYTES = 2_000_000
-
-
-class CompileTimeout(Exception):
-    pass
 
 
 def subset_of(path: Path) -> str:
@@ -170,8 +167,8 @@ class _OurWalker:
     timing) from the vectorised tables, state by state."""
 
     def __init__(self, schema, vocab, whitespace: str):
-        from structbench.dense import LazyDense, machine_boundaries
-        from structbench.schema import SchemaChecker
+        from structbench.jsonschema.checker import SchemaChecker
+        from structbench.masking.dense import LazyDense, machine_boundaries
 
         self.checker = SchemaChecker(schema, "any", whitespace)
         self.vocab = vocab
@@ -204,8 +201,8 @@ class _OurWalker:
 
 class _EngineWalker:
     def __init__(self, engine: str, schema, vocab, whitespace: str):
-        from structbench.engines import engine_constraint
-        from structbench.tasks import Task
+        from structbench.bench.tasks import Task
+        from structbench.masking.engines import engine_constraint
 
         task = Task("coverage", "schema", schema, "{}")
         self.constraint = engine_constraint(engine, task, vocab, "schema", whitespace)
@@ -238,7 +235,7 @@ def build_walker(strategy: str, schema, vocab, whitespace: str):
 
 
 def classify_error(e: Exception) -> tuple[str, str]:
-    from structbench.schema import InvalidSchema, UnsupportedSchema
+    from structbench.jsonschema.checker import InvalidSchema, UnsupportedSchema
 
     if isinstance(e, UnsupportedSchema):
         return "unsupported", f"{e.keyword} at {e.path}" + (f" ({e.detail})" if e.detail else "")
@@ -261,8 +258,9 @@ def schema_rows(path: Path, strategy: str, vocab, whitespace: str, timeout_s: fl
     base = {"task": path.stem, "subset": subset_of(path), "schema_file": path.name, "whitespace": whitespace}
     # The file itself.
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return [{**base, "outcome": "error", "outcome_detail": f"file larger than {MAX_FILE_BYTES} bytes", "instance": -1}]
+        if path.stat().st_size > limits().max_schema_bytes:
+            return [{**base, "outcome": "error", "outcome_detail": f"file larger than {limits().max_schema_bytes} bytes",
+                     "instance": -1}]
         doc = json.loads(path.read_text(encoding="utf-8"))
         schema, tests = doc["schema"], doc.get("tests", [])
         if not isinstance(tests, list):
@@ -379,11 +377,11 @@ def summary_table(df) -> "pd.DataFrame":  # noqa: F821
 
 
 def main(argv=None) -> int:
-    """python -m experiments.coverage [RESULTS_DIR]: the stored coverage rows as markdown tables, per
+    """python -m structbench.experiments.coverage [RESULTS_DIR]: the stored coverage rows as markdown tables, per
     strategy over everything it ran, then all strategies side by side on the schemas they all ran."""
     import argparse
 
-    from structbench.store import read_results
+    from structbench.bench.store import read_results
 
     parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
     parser.add_argument("results_dir", nargs="?", default="results")

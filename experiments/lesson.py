@@ -18,16 +18,16 @@ measured parts store one row per generated answer, like the validity experiment.
 from __future__ import annotations
 
 import numpy as np
+from structbench.experiments.validity import answer_rows
 
-from experiments.validity import answer_rows
-from structbench.constraints import mask_table
-from structbench.formulas import chance_all_valid, distortion_example, expected_attempts, mask_cost
-from structbench.patterns import compile_pattern
-from structbench.sampling import masked_softmax
-from structbench.strategies import compile_constraint
-from structbench.tasks import AGE_PATTERN, AGE_REFERENCE, Task, age_task, person_task
-from structbench.toy_model import ToyModel
-from structbench.vocab import synthetic_vocabulary, toy_vocabulary
+from structbench.bench.formulas import chance_all_valid, distortion_example, expected_attempts, mask_cost
+from structbench.bench.strategies import compile_constraint
+from structbench.bench.tasks import AGE_PATTERN, AGE_REFERENCE, Task, age_task, person_task
+from structbench.lm.sampling import masked_softmax
+from structbench.lm.toy_model import ToyModel
+from structbench.lm.vocab import synthetic_vocabulary, toy_vocabulary
+from structbench.masking.constraints import mask_table
+from structbench.regular.patterns import compile_pattern
 
 DIGITS = "31415926535897932384626433832795"  # spelled one digit per toy token (no "42", "17" or "20" in it)
 LENGTHS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)

@@ -16,21 +16,18 @@ import time
 import numpy as np
 from tqdm import tqdm
 
-from structbench.dense import unpack_bits, vocab_codes
-from structbench.strategies import ENGINE_STRATEGIES, compile_constraint
+from structbench.bench.strategies import ENGINE_STRATEGIES, compile_constraint
+from structbench.errors import WalkError
+from structbench.masking.dense import unpack_bits, vocab_codes
 
 
 def prepare_vocabulary(strategy: str, vocab) -> None:
     if strategy in ENGINE_STRATEGIES:
-        from structbench.engines import prepare
+        from structbench.masking.engines import prepare
 
         prepare(strategy, vocab)
     else:
         vocab_codes(vocab)
-
-
-class WalkError(RuntimeError):
-    """A strategy refused a token of the task's own valid reference answer."""
 
 
 def run(settings: dict, trial, progress: bool = False) -> list[dict]:

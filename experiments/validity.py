@@ -7,8 +7,8 @@ import time
 import numpy as np
 from tqdm import tqdm
 
-from structbench.referees import categorize
-from structbench.strategies import compile_constraint, generate
+from structbench.bench.referees import categorize
+from structbench.bench.strategies import compile_constraint, generate
 
 
 def answer_rows(task, vocab, model, strategy: str, n: int, seed: int, max_tokens: int, max_attempts: int,
@@ -17,7 +17,7 @@ def answer_rows(task, vocab, model, strategy: str, n: int, seed: int, max_tokens
     """n answers from a generator seeded `seed`, one row each (the columns that vary per answer).
 
     A real model is asked each answer's own prompt (`model.for_sample`: its own facts, see
-    structbench.prompts), stored in the row; the toy model copies its reference and has none."""
+    structbench.bench.prompts), stored in the row; the toy model copies its reference and has none."""
     t0 = time.perf_counter()
     constraint = compile_constraint(task, vocab, strategy, key_order, whitespace)
     compile_ms = (time.perf_counter() - t0) * 1000

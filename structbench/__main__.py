@@ -12,32 +12,30 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-CONF_DIR = str(Path(__file__).resolve().parent.parent / "conf")
+from structbench.errors import StructbenchError
 
 
-@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
+@hydra.main(version_base="1.3", config_path="pkg://structbench.conf", config_name="config")
 def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    from .engines import EngineUnavailable
-    from .runner import run_trial
-    from .store import StoreError
-    from .sweep_summary import MANIFEST_NAME
+    from structbench.bench.runner import run_trial
+    from structbench.bench.sweep_summary import MANIFEST_NAME
 
     settings = OmegaConf.to_container(cfg, resolve=True)
     hc = HydraConfig.get()
     manifest = Path(hc.sweep.dir) / MANIFEST_NAME if hc.mode == RunMode.MULTIRUN else None
     try:
         result = run_trial(settings, manifest=manifest)
-    except (ValueError, StoreError, EngineUnavailable) as e:
+    except (StructbenchError, ValueError) as e:  # ValueError: a bad value met outside our own checks
         print(f"structbench: error: {e}", file=sys.stderr)
         sys.exit(2)
     what = "skipped (already stored)" if result.skipped else f"{result.n_rows} rows in {result.seconds:.2f} s"
     print(f"[{result.trial_id}] {what} -> {result.path}")
     if hc.mode != RunMode.MULTIRUN and not result.skipped:
-        from .store import read_results
-        from .summary import format_summary
+        from structbench.bench.store import read_results
+        from structbench.report.summary import format_summary
 
         print(format_summary(read_results(files=[result.path]), str(result.path)))
 

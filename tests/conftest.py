@@ -1,20 +1,7 @@
-import os
-import subprocess
-import sys
-from pathlib import Path
+"""Fixtures: Hydra's compose API over the project's config."""
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-CONF_DIR = ROOT / "conf"
-SWEEPS = sorted(p.stem for p in (CONF_DIR / "sweep").glob("*.yaml"))
-
-
-def run_cli(*args, timeout=600, env=None):
-    """Run `python -m structbench ARGS` from the repository root, as a user would."""
-    full_env = {**os.environ, "HYDRA_FULL_ERROR": "0", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "structbench", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, env=full_env)
+from helpers import CONF_DIR
 
 
 @pytest.fixture

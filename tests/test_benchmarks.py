@@ -5,14 +5,14 @@
 import numpy as np
 import pytest
 
-from structbench.strategies import compile_constraint
-from structbench.tasks import age_task, person_task
-from structbench.vocab import synthetic_vocabulary
+from structbench.bench.strategies import compile_constraint
+from structbench.bench.tasks import age_task, person_task
+from structbench.lm.vocab import synthetic_vocabulary
 
 
 @pytest.fixture(scope="module")
 def vocab():
-    from structbench.real_vocab import MissingVocabulary, real_vocabulary
+    from structbench.lm.real_vocab import MissingVocabulary, real_vocabulary
 
     try:
         return real_vocabulary("llama3")
@@ -76,7 +76,7 @@ def test_build(benchmark, vocab, strategy, task_name):
 
 def test_mask_bits_layout(vocab):
     """Our bitmask is the engines' layout: token i at bit i % 32 of word i // 32."""
-    from structbench.dense import pack_bits, unpack_bits
+    from structbench.masking.dense import pack_bits, unpack_bits
 
     mask = np.zeros(len(vocab), dtype=bool)
     mask[[0, 31, 32, len(vocab) - 1]] = True

@@ -1,0 +1,1 @@
+"""Hydra configs, shipped with the package as structbench.conf (found through pkg://structbench.conf)."""

@@ -1,0 +1,1 @@
+"""The harness: tasks, strategies, referees, settings, runner and the Parquet store."""

@@ -1,0 +1,141 @@
+"""Run one trial: settings in, one Parquet part out (or skipped when it already exists).
+
+Plain Python, no Hydra: the entry point composes the settings and calls
+:func:`run_trial`; tests and other tools can call it directly.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import importlib
+import json
+import os
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from structbench import __version__
+from structbench.bench.settings import (
+    build_model,
+    build_task,
+    build_vocab,
+    check_model,
+    check_settings,
+    trial_id,
+    trial_identity,
+)
+from structbench.bench.store import ensure_writable, part_path, write_part
+from structbench.limits import Limits, using
+
+
+@dataclass
+class Trial:
+    task: object
+    vocab: object
+    model: object
+    label: str
+
+
+@dataclass
+class TrialResult:
+    trial_id: str
+    path: Path
+    skipped: bool
+    n_rows: int
+    seconds: float
+
+
+@functools.lru_cache(maxsize=1)
+def git_sha() -> str:
+    """The commit the package runs from, '+dirty' when the work tree differs; 'unknown' outside git."""
+    root = Path(__file__).resolve().parent  # inside a git checkout (editable install) or not at all
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        if sha.returncode != 0:
+            return "unknown"
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+        return sha.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def experiment_module(kind: str):
+    return importlib.import_module(f"structbench.experiments.{kind}")
+
+
+def build_trial(settings: dict) -> Trial:
+    check_model(settings["model"])  # a real model that is not installed: the install line, before anything loads
+    task = build_task(settings["task"])
+    vocab = build_vocab(settings["vocab"])
+    model = build_model(settings["model"], task, vocab, settings.get("seed", 0))
+    setting = (f"noise={model.noise:g}" if model.noise is not None
+               else f"{settings['model']['name']}/temperature={settings.get('temperature', 1.0):g}")
+    label = f"{task.name}/{settings['strategy']['name']}/{setting}"
+    return Trial(task, vocab, model, label)
+
+
+def run_trial(settings: dict, manifest: Path | None = None) -> TrialResult:
+    """Run one trial and store its rows, unless its part exists and `force` is off."""
+    check_settings(settings)
+    tid = trial_id(settings)
+    experiment = settings.get("experiment") or "adhoc"
+    path = part_path(settings.get("results_dir", "results"), experiment, tid)
+    if path.exists() and not settings.get("force", False):
+        # Stored already: skip without loading the trial's vocabulary or model (a real model takes seconds).
+        result = TrialResult(tid, path, True, 0, 0.0)
+    else:
+        with using(Limits.from_settings(settings.get("limits"))):
+            trial = build_trial(settings)  # every bad setting fails here, before anything is written
+            ensure_writable(path.parent)
+            t0 = time.perf_counter()
+            rows = experiment_module(settings["kind"]).run(settings, trial, progress=settings.get("progress", False))
+        common = _common_columns(settings, trial, tid, experiment)
+        write_part([{**common, **row} for row in rows], path)
+        result = TrialResult(tid, path, False, len(rows), time.perf_counter() - t0)
+    if manifest is not None:
+        _record(manifest, result)
+    return result
+
+
+def _common_columns(settings: dict, trial: Trial, tid: str, experiment: str) -> dict:
+    model = trial.model
+    return {
+        "experiment": experiment,
+        "kind": settings["kind"],
+        "trial_id": tid,
+        "seed": settings["seed"],
+        "task": trial.task.name,
+        "schema_depth": trial.task.schema_depth,
+        "strategy": settings["strategy"]["name"],
+        "model": settings["model"]["name"],
+        "noise": model.noise,  # the toy model's settings; null for a real model
+        "skill": model.skill,
+        "chatter": model.chatter,
+        "temperature": settings.get("temperature", 1.0),
+        "whitespace": settings.get("whitespace", "lesson"),
+        "prompt": None,  # a real model's prompt, per answer (the experiment's rows fill it in)
+        "vocab": trial.vocab.name,
+        "vocab_size": len(trial.vocab),
+        "max_tokens": settings["max_tokens"],
+        "max_attempts": settings["max_attempts"],
+        "config_json": json.dumps(trial_identity(settings), sort_keys=True, default=str),
+        "git_sha": git_sha(),
+        "structbench_version": __version__,
+        "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "hostname": socket.gethostname(),
+    }
+
+
+def _record(manifest: Path, result: TrialResult) -> None:
+    """One line per trial in the sweep's manifest; O_APPEND keeps parallel writers' lines whole."""
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps({"trial_id": result.trial_id, "path": str(result.path.resolve()), "skipped": result.skipped}) + "\n"
+    fd = os.open(manifest, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)

@@ -1,0 +1,1 @@
+"""JSON Schema: rewrites, the compiler to typed nodes, and the pushdown checker."""

@@ -1,0 +1,1 @@
+"""Masking strategies behind one interface: naive, tabled, bitmasks, and the real engines' adapters."""

@@ -1,0 +1,1 @@
+"""Regular languages: pattern syntax -> NFA -> DFA, automaton operations, numeric languages."""

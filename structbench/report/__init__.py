@@ -1,0 +1,1 @@
+"""Reading stored rows back: summaries, the official-suite table and the figures."""

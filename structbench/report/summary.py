@@ -1,0 +1,88 @@
+"""The end-of-sweep summary: valid share with 95% intervals, median mask time, where rows went."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """95% Wilson score interval for a binomial share: sensible at 0 and n, unlike the normal one."""
+    if n == 0:
+        return (math.nan, math.nan)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def removed_per_step(removed_mass) -> float:
+    """The mean, over every step of every answer, of the model's probability the mask threw away."""
+    steps = [np.asarray(v, dtype=float) for v in removed_mass if v is not None and len(v)]
+    return float(np.concatenate(steps).mean()) if steps else math.nan
+
+
+def validity_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per task x strategy x noise (x model, temperature, vocab size, depth where they vary): answers, valid share
+    and its interval, and the mean probability the masks removed per step. For tasks whose facts never state
+    the age, the share of answers that wrote an integer age anyway (an invented one)."""
+    from structbench.bench.tasks import NO_AGE_TASKS, invented_age
+
+    keys = [k for k in ("model", "temperature", "task", "schema_depth", "vocab_size", "strategy", "noise") if k in df.columns]
+    keys = [k for k in keys if k in ("task", "strategy", "noise") or df[k].nunique() > 1]
+    out = []
+    for key, group in df.groupby(keys, sort=True, dropna=False):  # a real model's rows have no noise
+        n, valid = len(group), int((group["category"] == "valid").sum())
+        lo, hi = wilson_interval(valid, n)
+        row = {**dict(zip(keys, key if isinstance(key, tuple) else (key,))), "answers": n, "valid": valid,
+               "valid_share": valid / n, "ci95_low": lo, "ci95_high": hi,
+               "cut_off": int((group["category"] == "cut_off").sum()),
+               "mean_attempts": float(group["attempts"].mean())}
+        if "removed_mass" in group:
+            row["removed_per_step"] = removed_per_step(group["removed_mass"])
+        if (df["task"].isin(NO_AGE_TASKS)).any():
+            row["invented_age"] = (float(np.mean([invented_age(t) for t in group["text"]]))
+                                   if group["task"].iloc[0] in NO_AGE_TASKS else math.nan)
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def mask_time_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Median and p95 mask microseconds per step, per masking strategy (and vocabulary size where it varies)."""
+    df = df[df["mask_us"].map(lambda v: v is not None and len(v) > 0)]  # unconstrained answers build no masks
+    if df.empty:
+        return pd.DataFrame()
+    keys = ["strategy"] + (["vocab_size"] if df["vocab_size"].nunique() > 1 else [])
+    out = []
+    for key, group in df.groupby(keys, sort=True):
+        steps = np.concatenate([np.asarray(v, dtype=float) for v in group["mask_us"]]) if len(group) else np.array([])
+        key = key if isinstance(key, tuple) else (key,)
+        out.append({**dict(zip(keys, key)), "steps": len(steps),
+                    "median_mask_us": float(np.median(steps)) if len(steps) else math.nan,
+                    "p95_mask_us": float(np.percentile(steps, 95)) if len(steps) else math.nan,
+                    "median_compile_ms": float(group["compile_ms"].median())})
+    return pd.DataFrame(out)
+
+
+def format_summary(df: pd.DataFrame, where: str) -> str:
+    if df.empty:
+        return f"no rows found ({where})"
+    with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_columns", 20,
+                           "display.float_format", "{:.3f}".format):
+        parts = []
+        if (df["kind"] == "validity").any():
+            parts += ["valid share per trial (95% Wilson interval):", validity_summary(df[df["kind"] == "validity"]).to_string(index=False), ""]
+        if (df["kind"] == "coverage").any():
+            from structbench.experiments.coverage import summary_table
+
+            parts += ["coverage per subset and strategy (verdicts among the instances of compiled schemas):",
+                      summary_table(df[df["kind"] == "coverage"]).to_string(index=False), ""]
+        rest = df[df["kind"] != "coverage"]
+        masks = mask_time_summary(rest) if not rest.empty else pd.DataFrame()
+        if not masks.empty:
+            parts += ["mask time per step:", masks.to_string(index=False), ""]
+        parts.append(f"rows: {len(df)} in {where}")
+        return "\n".join(parts)
