@@ -26,8 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from structbench.bench.referees import SchemaReferee
-from structbench.errors import CompileTimeout
+from structbench.errors import CompileTimeout, EngineRejected, InvalidSchema, SettingsError, UnsupportedSchema
+from structbench.jsonschema.refs import follow_refs
 from structbench.limits import current as limits
+from structbench.masking import ENGINES
 
 OUTCOMES = ("ok", "unsupported", "error", "timeout", "no_referee")
 VERDICTS = ("valid_accepted", "valid_rejected", "invalid_accepted", "invalid_rejected")
@@ -79,24 +81,15 @@ def serialise(value, whitespace: str) -> str:
     return json.dumps(value, ensure_ascii=False, separators=SEPARATORS[whitespace])
 
 
-def _resolve(schema, root, depth=0):
-    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#") and depth < 20:
-        target = root
-        for part in schema["$ref"][1:].split("/")[1:]:
-            part = part.replace("~1", "/").replace("~0", "~")
-            target = target.get(part) if isinstance(target, dict) else None
-        if target is None:
-            return {}
-        schema, depth = target, depth + 1
-    return schema if isinstance(schema, dict) else {}
-
-
-def _properties(schema, root, depth=0) -> dict:
-    schema = _resolve(schema, root)
+def _properties(schema, root, seen=None) -> dict:
+    """The properties a schema names, its allOf parts' included (the first naming of a key wins)."""
+    schema = follow_refs(schema, root)
+    seen = set() if seen is None else seen
+    seen.add(id(schema))  # an allOf that leads back here adds nothing new
     props = dict(schema.get("properties", {})) if isinstance(schema.get("properties"), dict) else {}
     for part in schema.get("allOf", []) if isinstance(schema.get("allOf"), list) else []:
-        if depth < 10:
-            for k, v in _properties(part, root, depth + 1).items():
+        if id(follow_refs(part, root)) not in seen:
+            for k, v in _properties(part, root, seen).items():
                 props.setdefault(k, v)
     return props
 
@@ -104,14 +97,14 @@ def _properties(schema, root, depth=0) -> dict:
 def in_schema_order(value, schema, root, depth=0):
     """The value with each object's keys in the order its schema lists them (the engines write properties
     in schema order); keys the schema does not name keep their place after them."""
-    if depth > 60:
+    if depth > limits().max_key_order_depth:
         return value
-    schema = _resolve(schema, root)
+    schema = follow_refs(schema, root)
     if isinstance(value, dict):
         for word in ("anyOf", "oneOf"):
             for branch in schema.get(word, []) if isinstance(schema.get(word), list) else []:
                 if set(value) <= set(_properties(branch, root)) and _properties(branch, root):
-                    schema = _resolve(branch, root)
+                    schema = follow_refs(branch, root)
                     break
         props = _properties(schema, root)
         extra = schema.get("additionalProperties", {})
@@ -168,11 +161,11 @@ class _OurWalker:
 
     def __init__(self, schema, vocab, whitespace: str):
         from structbench.jsonschema.checker import SchemaChecker
-        from structbench.masking.dense import LazyDense, machine_boundaries
+        from structbench.masking import LazyDense, machine_boundaries
 
         self.checker = SchemaChecker(schema, "any", whitespace)
         self.vocab = vocab
-        self.dense = LazyDense(self.checker, machine_boundaries(self.checker.special_chars()))
+        self.dense = LazyDense(self.checker, machine_boundaries(self.checker.special_chars()), vocab)
 
     def accepts(self, ids) -> bool:
         state = self.checker.start()
@@ -189,7 +182,7 @@ class _OurWalker:
         out, state = [], self.dense.start
         for tid in list(ids):
             t = time.perf_counter_ns()
-            allowed, _ = self.dense.mask(state, self.vocab)
+            allowed, _ = self.dense.mask(state)
             out.append((time.perf_counter_ns() - t) / 1000.0)
             if not allowed[tid]:
                 raise AssertionError("a mask refused a token the checker accepted")
@@ -202,7 +195,7 @@ class _OurWalker:
 class _EngineWalker:
     def __init__(self, engine: str, schema, vocab, whitespace: str):
         from structbench.bench.tasks import Task
-        from structbench.masking.engines import engine_constraint
+        from structbench.masking import engine_constraint
 
         task = Task("coverage", "schema", schema, "{}")
         self.constraint = engine_constraint(engine, task, vocab, "schema", whitespace)
@@ -229,14 +222,14 @@ class _EngineWalker:
 def build_walker(strategy: str, schema, vocab, whitespace: str):
     if strategy == "tabled":
         return _OurWalker(schema, vocab, whitespace)
-    if strategy in ("xgrammar", "llguidance", "outlines_core"):
+    if strategy in ENGINES:
         return _EngineWalker(strategy, schema, vocab, whitespace)
-    raise ValueError(f"the coverage experiment runs strategy tabled or an engine, not {strategy!r}")
+    raise SettingsError(f"the coverage experiment runs strategy tabled or an engine, not {strategy!r}")
 
 
 def classify_error(e: Exception) -> tuple[str, str]:
-    from structbench.jsonschema.checker import InvalidSchema, UnsupportedSchema
-
+    """A failed compile's outcome and detail, told apart by the error's type alone (an engine's refusal was
+    read once, in its adapter: EngineRejected.unsupported)."""
     if isinstance(e, UnsupportedSchema):
         return "unsupported", f"{e.keyword} at {e.path}" + (f" ({e.detail})" if e.detail else "")
     if isinstance(e, CompileTimeout):
@@ -245,11 +238,12 @@ def classify_error(e: Exception) -> tuple[str, str]:
         return "error", f"invalid schema: {e}"
     if isinstance(e, RecursionError):
         return "error", "schema nested too deeply"
+    if isinstance(e, EngineRejected):
+        if e.unsupported:
+            return "unsupported", e.message[:300]
+        # Named by what the engine raised, as any other error is named by its type.
+        return "error", f"{type(e.__cause__ or e).__name__}: {e.message[:300]}"
     msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-    # The engines say "unsupported" / "unimplemented" in their own words: keep them apart from crashes.
-    low = msg.lower()
-    if any(w in low for w in ("unimplemented", "unsupported", "not supported", "unknown format")):
-        return "unsupported", msg[:300]
     return "error", f"{type(e).__name__}: {msg[:300]}"
 
 

@@ -26,8 +26,8 @@ from structbench.bench.tasks import AGE_PATTERN, AGE_REFERENCE, Task, age_task, 
 from structbench.lm.sampling import masked_softmax
 from structbench.lm.toy_model import ToyModel
 from structbench.lm.vocab import synthetic_vocabulary, toy_vocabulary
-from structbench.masking.constraints import mask_table
-from structbench.regular.patterns import compile_pattern
+from structbench.masking import mask_table
+from structbench.regular import compile_pattern
 
 DIGITS = "31415926535897932384626433832795"  # spelled one digit per toy token (no "42", "17" or "20" in it)
 LENGTHS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
@@ -97,8 +97,8 @@ def length(settings):
     for n_digits in LENGTHS:
         reference = DIGITS[:n_digits]
         task = Task(f"copy{n_digits}", "pattern", reference, reference, opening=reference[0])
-        model = ToyModel(reference, vocab, noise=settings["model"]["noise"], skill=settings["model"]["skill"], chatter=0.0)
-        for row in answer_rows(task, vocab, model, "none", settings["n"], settings["seed"], 2 * n_digits + 8, 1):
+        model = ToyModel(reference, vocab, noise=settings.model.noise, skill=settings.model.skill, chatter=0.0)
+        for row in answer_rows(task, vocab, model, "none", settings.n, settings.seed, 2 * n_digits + 8, 1):
             # The answer has n_digits tokens plus the end token: n choices, each a chance to break it.
             rows.append({**row, "figure": "validity_vs_length", "series": "measured", "x": float(n_digits + 1),
                          "task": task.name, "strategy": "none", "chatter": 0.0, "noise": model.noise})
@@ -112,8 +112,8 @@ def retry(settings):
         for noise in RETRY_GRID[task.name]:
             model = ToyModel(task.reference, vocab, noise=noise)
             for strategy in ("none", "retry"):
-                for row in answer_rows(task, vocab, model, strategy, settings["n"], settings["seed"],
-                                       settings["max_tokens"], RETRY_MAX_ATTEMPTS):
+                for row in answer_rows(task, vocab, model, strategy, settings.n, settings.seed,
+                                       settings.max_tokens, RETRY_MAX_ATTEMPTS):
                     rows.append({**row, "figure": "retry", "series": "measured", "x": noise, "task": task.name,
                                  "strategy": strategy, "noise": noise, "max_attempts": RETRY_MAX_ATTEMPTS})
     return rows
@@ -130,8 +130,8 @@ def work(settings):
         for task in (age_task(), person_task()):
             model = ToyModel(task.reference, vocab)
             for strategy in ("naive", "tabled"):
-                n = min(settings["n"], 50)  # naive at 4,000 tokens walks the whole vocabulary every step
-                answers = answer_rows(task, vocab, model, strategy, n, settings["seed"], settings["max_tokens"], 1)
+                n = min(settings.n, 50)  # naive at 4,000 tokens walks the whole vocabulary every step
+                answers = answer_rows(task, vocab, model, strategy, n, settings.seed, settings.max_tokens, 1)
                 common = {"task": task.name, "strategy": strategy, "vocab": vocab.name, "vocab_size": len(vocab),
                           "max_attempts": 1}
                 rows += [{**row, **common} for row in answers]
@@ -148,5 +148,6 @@ PARTS = {"first_step": first_step, "mask_table": mask_table_part, "distortion": 
          "length": length, "retry": retry, "work": work}
 
 
-def run(settings: dict, trial, progress: bool = False) -> list[dict]:
-    return PARTS[settings["part"]](settings)
+def run(settings, trial, progress: bool = False) -> list[dict]:
+    """settings: the trial's structbench.bench.settings.Settings."""
+    return PARTS[settings.part](settings)

@@ -16,15 +16,14 @@ import time
 import numpy as np
 from tqdm import tqdm
 
-from structbench.bench.strategies import ENGINE_STRATEGIES, compile_constraint
+from structbench.bench.strategies import UNCONSTRAINED, compile_constraint
 from structbench.errors import WalkError
-from structbench.masking.dense import unpack_bits, vocab_codes
+from structbench.masking import ENGINES, prepare, unpack_bits, vocab_codes
 
 
 def prepare_vocabulary(strategy: str, vocab) -> None:
-    if strategy in ENGINE_STRATEGIES:
-        from structbench.masking.engines import prepare
-
+    """The per-vocabulary setup every grammar shares (an engine's tokenizer info, our character codes)."""
+    if strategy in ENGINES:
         prepare(strategy, vocab)
     else:
         vocab_codes(vocab)
@@ -32,7 +31,7 @@ def prepare_vocabulary(strategy: str, vocab) -> None:
 
 def run(settings: dict, trial, progress: bool = False) -> list[dict]:
     strategy = settings["strategy"]["name"]
-    if strategy in ("none", "retry"):
+    if strategy in UNCONSTRAINED:
         raise ValueError(f"the speed experiment times masks; strategy {strategy!r} builds none "
                          f"(use naive, tabled or an engine)")
     vocab, task = trial.vocab, trial.task

@@ -55,8 +55,8 @@ def answer_rows(task, vocab, model, strategy: str, n: int, seed: int, max_tokens
     return rows
 
 
-def run(settings: dict, trial, progress: bool = False) -> list[dict]:
-    return answer_rows(trial.task, trial.vocab, trial.model, settings["strategy"]["name"], settings["n"],
-                       settings["seed"], settings["max_tokens"], settings["max_attempts"], progress, trial.label,
-                       settings.get("key_order", "any"), settings.get("temperature", 1.0),
-                       settings.get("whitespace", "lesson"))
+def run(settings, trial, progress: bool = False) -> list[dict]:
+    """settings: the trial's structbench.bench.settings.Settings."""
+    return answer_rows(trial.task, trial.vocab, trial.model, settings.strategy.name, settings.n, settings.seed,
+                       settings.max_tokens, settings.max_attempts, progress, trial.label, settings.key_order,
+                       settings.temperature, settings.whitespace)

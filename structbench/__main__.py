@@ -1,16 +1,25 @@
 """`python -m structbench`: the Hydra entry point. Composes one trial's settings and runs it.
 
 `python -m structbench +sweep=validity` runs a whole sweep (each sweep file sets
-hydra.mode=MULTIRUN). This is the only module that imports Hydra.
+hydra.mode=MULTIRUN). This is the only module that imports Hydra (with the sweep summary, its callback).
+
+Every error a user can cause ends the same way: one line, `structbench: error: ...`, on stderr, and exit
+status 2. Ours (StructbenchError, and a ValueError met outside our own checks) are caught where the trial
+runs, in each job of a sweep; Hydra's own (an unknown config choice such as strategy=foo, a misspelled key
+such as n_sampels=5, an override that does not parse) are raised to :func:`cli` and put on one line there.
+HYDRA_FULL_ERROR=1 keeps Hydra's full report and traceback.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import hydra
+from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from structbench.errors import StructbenchError
 
@@ -23,11 +32,15 @@ def main(cfg: DictConfig) -> None:
     from structbench.bench.runner import run_trial
     from structbench.bench.sweep_summary import MANIFEST_NAME
 
-    settings = OmegaConf.to_container(cfg, resolve=True)
     hc = HydraConfig.get()
     manifest = Path(hc.sweep.dir) / MANIFEST_NAME if hc.mode == RunMode.MULTIRUN else None
+    # Caught here, in the job, so that each job of a sweep ends the same way on every launcher.
     try:
+        settings = OmegaConf.to_container(cfg, resolve=True)
         result = run_trial(settings, manifest=manifest)
+    except OmegaConfBaseException as e:  # e.g. an interpolation that names nothing (some are ValueErrors too)
+        print(f"structbench: error: {one_line(e)}", file=sys.stderr)
+        sys.exit(2)
     except (StructbenchError, ValueError) as e:  # ValueError: a bad value met outside our own checks
         print(f"structbench: error: {e}", file=sys.stderr)
         sys.exit(2)
@@ -40,5 +53,39 @@ def main(cfg: DictConfig) -> None:
         print(format_summary(read_results(files=[result.path]), str(result.path)))
 
 
+def one_line(error: BaseException) -> str:
+    """Hydra's several-line message as one line: a list under a heading joins the heading's line, the search
+    path it appends is left out, and an OmegaConf cause (e.g. "Key 'x' is not in struct") is kept."""
+    lines = str(error).splitlines()
+    if "Config search path:" in lines:
+        lines = lines[: lines.index("Config search path:")]
+    parts: list[str] = []
+    for line in lines:
+        if line[:1].isspace() and parts:  # an indented item: on its heading's line
+            parts[-1] += (" " if parts[-1].endswith(":") else ", ") + line.strip()
+        elif line.strip():
+            parts.append(line.strip())
+    cause = error.__cause__
+    if isinstance(cause, OmegaConfBaseException) and str(cause).strip():
+        parts.insert(1, str(cause).strip().splitlines()[0])
+    return "; ".join(p.rstrip(".") for p in parts) or type(error).__name__
+
+
+def cli() -> None:
+    """Run the entry point; Hydra's errors and ours that reach here print one line and exit 2."""
+    if os.environ.get("HYDRA_FULL_ERROR") == "1":  # the user asked for Hydra's full report
+        main()
+        return
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra then raises its errors to us instead of printing them
+    try:
+        main()
+    except (HydraException, OmegaConfBaseException) as e:
+        print(f"structbench: error: {one_line(e)}", file=sys.stderr)
+        sys.exit(2)
+    except StructbenchError as e:  # e.g. the sweep summary reading the results
+        print(f"structbench: error: {e}", file=sys.stderr)
+        sys.exit(2)
+
+
 if __name__ == "__main__":
-    main()
+    cli()

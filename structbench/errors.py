@@ -53,6 +53,11 @@ class PatternError(StructbenchError, ValueError):
         super().__init__(f"{problem} at position {position} of pattern {pattern!r}")
 
 
+class InvalidAutomaton(StructbenchError, ValueError):
+    """A DFA built from moves that are not a well-formed machine (a target past the last state, intervals out of
+    order or overlapping, ...): a bug in the construction, caught where the DFA is made."""
+
+
 class UnsupportedSchema(StructbenchError, ValueError):
     """The schema uses a keyword or form outside the supported subset; `keyword` and `path` say where."""
 
@@ -103,10 +108,11 @@ class EngineUnavailable(Unavailable):
 
 class EngineRejected(StructbenchError):
     """A real engine refused to compile a task. `unsupported` is True where the engine said the input is outside
-    what it supports (its own words, read once, in the adapter), False for any other failure."""
+    what it supports (its own words, read once, in the adapter), False for any other failure. `message` is the
+    engine's first line; the exception the engine raised is the `__cause__`."""
 
     def __init__(self, engine: str, message: str, unsupported: bool):
-        self.engine, self.unsupported = engine, unsupported
+        self.engine, self.message, self.unsupported = engine, message, unsupported
         super().__init__(f"{engine}: {message}")
 
 

@@ -35,6 +35,7 @@ class Limits:
     max_ref_depth: int = 200               # $ref expansions through allOf / anyOf without an end
     max_proof_depth: int = 8               # nesting an exclusivity proof (oneOf) looks through
     max_flexible_whitespace: int = 64      # whitespace=flexible: characters of one run of whitespace
+    max_key_order_depth: int = 60          # coverage: an instance's keys put in schema order to this nesting
     # --- tabled masks (structbench/masking) ---
     max_eager_states: int = 5000           # machine states tabled up front; beyond, each when first met
     split_depth: int = 4                   # context split: stacks this deep are explored at compile time

@@ -76,7 +76,7 @@ def test_build(benchmark, vocab, strategy, task_name):
 
 def test_mask_bits_layout(vocab):
     """Our bitmask is the engines' layout: token i at bit i % 32 of word i // 32."""
-    from structbench.masking.dense import pack_bits, unpack_bits
+    from structbench.masking import pack_bits, unpack_bits
 
     mask = np.zeros(len(vocab), dtype=bool)
     mask[[0, 31, 32, len(vocab) - 1]] = True

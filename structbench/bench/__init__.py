@@ -1,1 +1,2 @@
-"""The harness: tasks, strategies, referees, settings, runner and the Parquet store."""
+"""The harness: tasks, strategies (the registry), referees, typed settings, the runner, the row schema and the
+Parquet store."""

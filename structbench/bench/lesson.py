@@ -6,7 +6,7 @@ from collections import Counter
 
 import numpy as np
 
-from structbench.bench.referees import categorize
+from structbench.bench.referees import CATEGORIES, categorize
 from structbench.bench.strategies import compile_constraint, generate
 from structbench.bench.tasks import age_task, json_mode_task, person_task, strict_no_age_task
 from structbench.lm.toy_model import ToyModel
@@ -46,7 +46,7 @@ def validity_table(n: int = 200, seed: int = 0, strategy: str = "tabled") -> lis
         for strat in ("none", strategy):
             counts = Counter(r["category"] for r in run_trial(task, strat, n, seed))
             out.append({"task": task.name, "strategy": strat,
-                        **{c: counts.get(c, 0) for c in ("valid", "chatter", "broken", "cut_off")}})
+                        **{c: counts.get(c, 0) for c in CATEGORIES}})
     return out
 
 

@@ -19,6 +19,8 @@ from fractions import Fraction
 
 import jsonschema
 
+from structbench.jsonschema.keywords import REFEREE_FORMATS
+
 
 def _reject_constant(name: str):
     raise ValueError(f"{name} is not JSON")
@@ -27,12 +29,6 @@ def _reject_constant(name: str):
 def parse_json(text: str):
     """Strict JSON: Python's json module, minus NaN / Infinity; raises ValueError."""
     return json.loads(text, parse_constant=_reject_constant)
-
-
-# The formats the referee asserts. Each needs only the standard library, or a declared dependency
-# (rfc3339-validator: date-time, time; rfc3986-validator: uri, uri-reference; idna: idn-hostname).
-REFEREE_FORMATS = ("date", "time", "date-time", "email", "idn-email", "ipv4", "ipv6", "uuid", "uri",
-                   "uri-reference", "regex", "idn-hostname")
 
 
 def format_checker() -> jsonschema.FormatChecker:

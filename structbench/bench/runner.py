@@ -18,21 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from structbench import __version__
-from structbench.bench.settings import (
-    build_model,
-    build_task,
-    build_vocab,
-    check_model,
-    check_settings,
-    trial_id,
-    trial_identity,
-)
+from structbench.bench.settings import Settings, build_model, build_task, build_vocab, check_model
 from structbench.bench.store import ensure_writable, part_path, write_part
-from structbench.limits import Limits, using
+from structbench.bench.strategies import using_strategy
+from structbench.limits import using
 
 
 @dataclass
 class Trial:
+    settings: Settings
     task: object
     vocab: object
     model: object
@@ -67,33 +61,35 @@ def experiment_module(kind: str):
     return importlib.import_module(f"structbench.experiments.{kind}")
 
 
-def build_trial(settings: dict) -> Trial:
-    check_model(settings["model"])  # a real model that is not installed: the install line, before anything loads
-    task = build_task(settings["task"])
-    vocab = build_vocab(settings["vocab"])
-    model = build_model(settings["model"], task, vocab, settings.get("seed", 0))
+def build_trial(settings) -> Trial:
+    """The task, vocabulary and model of a trial's settings (a Settings, or the dict it is built from)."""
+    settings = Settings.from_dict(settings)
+    check_model(settings.model)  # a real model that is not installed: the install line, before anything loads
+    task = build_task(settings.task)
+    vocab = build_vocab(settings.vocab)
+    model = build_model(settings.model, task, vocab, settings.seed)
     setting = (f"noise={model.noise:g}" if model.noise is not None
-               else f"{settings['model']['name']}/temperature={settings.get('temperature', 1.0):g}")
-    label = f"{task.name}/{settings['strategy']['name']}/{setting}"
-    return Trial(task, vocab, model, label)
+               else f"{settings.model.name}/temperature={settings.temperature:g}")
+    label = f"{task.name}/{settings.strategy.name}/{setting}"
+    return Trial(settings, task, vocab, model, label)
 
 
-def run_trial(settings: dict, manifest: Path | None = None) -> TrialResult:
-    """Run one trial and store its rows, unless its part exists and `force` is off."""
-    check_settings(settings)
-    tid = trial_id(settings)
-    experiment = settings.get("experiment") or "adhoc"
-    path = part_path(settings.get("results_dir", "results"), experiment, tid)
-    if path.exists() and not settings.get("force", False):
+def run_trial(settings, manifest: Path | None = None) -> TrialResult:
+    """Run one trial and store its rows, unless its part exists and `force` is off.
+    `settings`: a Settings, or the dict Hydra composes (validated here)."""
+    settings = Settings.from_dict(settings)
+    tid = settings.trial_id
+    path = part_path(settings.results_dir, settings.experiment, tid)
+    if path.exists() and not settings.force:
         # Stored already: skip without loading the trial's vocabulary or model (a real model takes seconds).
         result = TrialResult(tid, path, True, 0, 0.0)
     else:
-        with using(Limits.from_settings(settings.get("limits"))):
+        with using(settings.limits), using_strategy(settings.strategy):
             trial = build_trial(settings)  # every bad setting fails here, before anything is written
             ensure_writable(path.parent)
             t0 = time.perf_counter()
-            rows = experiment_module(settings["kind"]).run(settings, trial, progress=settings.get("progress", False))
-        common = _common_columns(settings, trial, tid, experiment)
+            rows = experiment_module(settings.kind).run(settings, trial, progress=settings.progress)
+        common = _common_columns(settings, trial, tid)
         write_part([{**common, **row} for row in rows], path)
         result = TrialResult(tid, path, False, len(rows), time.perf_counter() - t0)
     if manifest is not None:
@@ -101,28 +97,28 @@ def run_trial(settings: dict, manifest: Path | None = None) -> TrialResult:
     return result
 
 
-def _common_columns(settings: dict, trial: Trial, tid: str, experiment: str) -> dict:
+def _common_columns(settings: Settings, trial: Trial, tid: str) -> dict:
     model = trial.model
     return {
-        "experiment": experiment,
-        "kind": settings["kind"],
+        "experiment": settings.experiment,
+        "kind": settings.kind,
         "trial_id": tid,
-        "seed": settings["seed"],
+        "seed": settings.seed,
         "task": trial.task.name,
         "schema_depth": trial.task.schema_depth,
-        "strategy": settings["strategy"]["name"],
-        "model": settings["model"]["name"],
+        "strategy": settings.strategy.name,
+        "model": settings.model.name,
         "noise": model.noise,  # the toy model's settings; null for a real model
         "skill": model.skill,
         "chatter": model.chatter,
-        "temperature": settings.get("temperature", 1.0),
-        "whitespace": settings.get("whitespace", "lesson"),
+        "temperature": settings.temperature,
+        "whitespace": settings.whitespace,
         "prompt": None,  # a real model's prompt, per answer (the experiment's rows fill it in)
         "vocab": trial.vocab.name,
         "vocab_size": len(trial.vocab),
-        "max_tokens": settings["max_tokens"],
-        "max_attempts": settings["max_attempts"],
-        "config_json": json.dumps(trial_identity(settings), sort_keys=True, default=str),
+        "max_tokens": settings.max_tokens,
+        "max_attempts": settings.max_attempts,
+        "config_json": json.dumps(settings.identity(), sort_keys=True, default=str),
         "git_sha": git_sha(),
         "structbench_version": __version__,
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

@@ -1,15 +1,19 @@
-"""Trial settings (a plain dict, as Hydra composes it) -> the objects a trial runs on.
+"""Trial settings: the dict Hydra composes -> one typed, validated :class:`Settings`, and the objects a trial runs on.
 
-Every check here fails with a message naming the setting that was wrong, before
-anything is sampled or written.
+:meth:`Settings.from_dict` is the one place settings are read and checked; every check fails with a
+message naming the setting that was wrong, before anything is sampled or written. A trial's identity
+(its part file's hash) is the composed dict itself, by the rules of :func:`trial_identity`.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 
-from structbench.bench.strategies import STRATEGIES, check_attempts
+from structbench.bench.strategies import Strategy, check_attempts
 from structbench.bench.tasks import (
     age_task,
     file_task,
@@ -19,7 +23,7 @@ from structbench.bench.tasks import (
     person_task,
     strict_no_age_task,
 )
-from structbench.errors import SettingsError
+from structbench.errors import ModelUnavailable, SettingsError
 from structbench.jsonschema.checker import WHITESPACE_POLICIES
 from structbench.limits import Limits
 from structbench.lm.real_vocab import REAL_VOCABS, real_vocabulary
@@ -36,11 +40,11 @@ LATER_DEFAULTS = {"temperature": 1.0, "whitespace": "lesson"}
 TASKS = {
     "age": lambda cfg: age_task(),
     "person": lambda cfg: person_task(),
-    "nested": lambda cfg: nested_task(cfg.get("schema_depth", 1)),
+    "nested": lambda cfg: nested_task(cfg.schema_depth),
     "json_mode": lambda cfg: json_mode_task(),
     "strict_no_age": lambda cfg: strict_no_age_task(),
     "nullable_age": lambda cfg: nullable_age_task(),
-    "file": lambda cfg: file_task(cfg.get("path") or "", cfg.get("reference") or "", cfg.get("kind", "schema")),
+    "file": lambda cfg: file_task(cfg.path, cfg.reference, cfg.kind),
 }
 VOCABS = ("toy", "synthetic") + REAL_VOCABS + ("smollm2",)
 KEY_ORDERS = ("any", "schema")
@@ -72,50 +76,161 @@ def trial_id(settings: dict) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def build_task(cfg: dict):
-    name = _choice(cfg.get("name"), tuple(TASKS), "task")
+@dataclass(frozen=True)
+class TaskSettings:
+    name: str
+    schema_depth: object = 1  # task=nested (checked by nested_schema)
+    path: object = ""         # task=file: the schema or pattern file
+    reference: object = ""    # task=file: the answer the toy model copies
+    kind: object = "schema"   # task=file: schema or pattern
+
+    @classmethod
+    def from_dict(cls, cfg: Mapping) -> TaskSettings:
+        return cls(_choice(cfg.get("name"), tuple(TASKS), "task"), cfg.get("schema_depth", 1),
+                   cfg.get("path") or "", cfg.get("reference") or "", cfg.get("kind", "schema"))
+
+
+@dataclass(frozen=True)
+class VocabSettings:
+    name: str
+    size: object = None  # null: the whole vocabulary
+    seed: object = 0     # vocab=synthetic
+
+    @classmethod
+    def from_dict(cls, cfg: Mapping) -> VocabSettings:
+        return cls(_choice(cfg.get("name"), VOCABS, "vocabulary"), cfg.get("size"), cfg.get("seed", 0))
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    name: str
+    skill: object = 8.0      # the toy model's (checked by ToyModel)
+    noise: object = 1.0
+    chatter: object = 6.0
+    dtype: object = "float32"  # the real model's
+    threads: object = 1
+
+    @classmethod
+    def from_dict(cls, cfg: Mapping) -> ModelSettings:
+        defaults = cls("")
+        return cls(_choice(cfg.get("name"), MODELS, "model"),
+                   **{k: cfg.get(k, getattr(defaults, k)) for k in ("skill", "noise", "chatter", "dtype", "threads")})
+
+
+@dataclass(frozen=True)
+class Settings(Mapping):
+    """One trial's settings, validated and typed. Read as a Mapping it is the dict it was built from: that is
+    how an experiment reads keys of its own (coverage's `corpus_dir`), and what the trial's id hashes."""
+
+    composed: dict
+    kind: str
+    part: str | None
+    experiment: str
+    n: int
+    seed: int
+    max_tokens: int
+    max_attempts: int
+    temperature: float
+    key_order: str
+    whitespace: str
+    task: TaskSettings
+    vocab: VocabSettings
+    model: ModelSettings
+    strategy: Strategy
+    limits: Limits
+    results_dir: str
+    force: bool
+    progress: bool
+
+    @classmethod
+    def from_dict(cls, settings: Mapping) -> Settings:
+        if isinstance(settings, Settings):
+            return settings
+        composed = copy.deepcopy(dict(settings))  # the identity never changes under the caller's feet
+        get = composed.get
+        kind = _choice(get("kind"), EXPERIMENT_KINDS, "experiment kind")
+        limits = Limits.from_settings(get("limits"))
+        if kind == "lesson":
+            _choice(get("part"), LESSON_PARTS, "lesson part")
+        elif get("part") is not None:
+            raise SettingsError(f"part={get('part')!r} is only used by kind=lesson, not kind={kind}")
+        strategy = Strategy.from_settings(get("strategy"))
+        key_order = _choice(get("key_order"), KEY_ORDERS, "key_order")
+        whitespace = _choice(get("whitespace", "lesson"), WHITESPACE_POLICIES, "whitespace policy")
+        n = get("n")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise SettingsError(f"n (answers per trial) must be an integer >= 1, got {n!r}")
+        seed = get("seed")
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise SettingsError(f"seed must be an integer >= 0, got {seed!r}")
+        try:
+            max_tokens = check_budget(get("max_tokens"))
+            max_attempts = check_attempts(get("max_attempts"))
+            temperature = check_temperature(get("temperature", 1.0))
+        except ValueError as e:
+            raise SettingsError(str(e)) from None
+        return cls(composed, kind, get("part"), get("experiment") or "adhoc", n, seed, max_tokens, max_attempts,
+                   temperature, key_order, whitespace, TaskSettings.from_dict(get("task") or {}),
+                   VocabSettings.from_dict(get("vocab") or {}), ModelSettings.from_dict(get("model") or {}),
+                   strategy, limits, get("results_dir", "results"), get("force", False), get("progress", False))
+
+    @property
+    def trial_id(self) -> str:
+        return trial_id(self.composed)
+
+    def identity(self) -> dict:
+        return trial_identity(self.composed)
+
+    def __getitem__(self, key):
+        return self.composed[key]
+
+    def __iter__(self):
+        return iter(self.composed)
+
+    def __len__(self) -> int:
+        return len(self.composed)
+
+
+def build_task(cfg: TaskSettings):
     try:
-        return TASKS[name](cfg)
+        return TASKS[cfg.name](cfg)
     except SettingsError:
         raise
     except ValueError as e:
-        raise SettingsError(f"task {name!r}: {e}") from None
+        raise SettingsError(f"task {cfg.name!r}: {e}") from None
 
 
-def build_vocab(cfg: dict):
-    name = _choice(cfg.get("name"), VOCABS, "vocabulary")
-    if name == "toy":
-        if cfg.get("size") not in (None, 83):
+def build_vocab(cfg: VocabSettings):
+    if cfg.name == "toy":
+        if cfg.size not in (None, 83):
             raise SettingsError("the toy vocabulary has 83 tokens; use vocab=synthetic to choose vocab.size")
         return toy_vocabulary()
     try:
-        if name == "synthetic":
-            return synthetic_vocabulary(cfg.get("size"), cfg.get("seed", 0))
-        if name == "smollm2":
+        if cfg.name == "synthetic":
+            return synthetic_vocabulary(cfg.size, cfg.seed)
+        if cfg.name == "smollm2":
             from structbench.lm.real_model import smollm2_vocabulary
 
             vocab = smollm2_vocabulary()
-            size = cfg.get("size")
-            return vocab if size is None or size == len(vocab) else vocab.cut(size)
-        return real_vocabulary(name, cfg.get("size"))
+            return vocab if cfg.size is None or cfg.size == len(vocab) else vocab.cut(cfg.size)
+        return real_vocabulary(cfg.name, cfg.size)
     except ValueError as e:
-        raise SettingsError(f"vocabulary {name!r}: {e}") from None
+        raise SettingsError(f"vocabulary {cfg.name!r}: {e}") from None
 
 
-def check_model(cfg: dict) -> str:
-    """The model's name, and for a real model that its packages are installed (before anything is loaded)."""
-    name = _choice(cfg.get("name"), MODELS, "model")
-    if name == "smollm2":
-        from structbench.lm.real_model import ModelUnavailable, require
+def check_model(cfg: ModelSettings) -> str:
+    """For a real model, that its packages are installed (before anything is loaded)."""
+    if cfg.name == "smollm2":
+        from structbench.lm.real_model import require
 
         try:
             require("model")
         except ModelUnavailable as e:
             raise SettingsError(str(e)) from None
-    return name
+    return cfg.name
 
 
-def build_model(cfg: dict, task, vocab, seed: int = 0):
+def build_model(cfg: ModelSettings, task, vocab, seed: int = 0):
     name = check_model(cfg)
     try:
         if name == "smollm2":
@@ -124,36 +239,9 @@ def build_model(cfg: dict, task, vocab, seed: int = 0):
             if vocab is not smollm2_vocabulary():
                 raise SettingsError(f"model 'smollm2' writes its own vocabulary of 49,152 tokens; use vocab=smollm2 "
                                     f"(the default with model=smollm2), whole (size null), not {vocab!r}")
-            return SmolLM2Model(task, dtype=cfg.get("dtype", "float32"), threads=cfg.get("threads", 1), seed=seed)
-        return ToyModel(task.reference, vocab, skill=cfg.get("skill", 8.0), noise=cfg.get("noise", 1.0),
-                        chatter=cfg.get("chatter", 6.0))
+            return SmolLM2Model(task, dtype=cfg.dtype, threads=cfg.threads, seed=seed)
+        return ToyModel(task.reference, vocab, skill=cfg.skill, noise=cfg.noise, chatter=cfg.chatter)
     except SettingsError:
         raise
     except ValueError as e:
         raise SettingsError(str(e)) from None
-
-
-def check_settings(settings: dict) -> dict:
-    """Validate the scalar settings; return them unchanged."""
-    kind = _choice(settings.get("kind"), EXPERIMENT_KINDS, "experiment kind")
-    Limits.from_settings(settings.get("limits"))
-    if kind == "lesson":
-        _choice(settings.get("part"), LESSON_PARTS, "lesson part")
-    elif settings.get("part") is not None:
-        raise SettingsError(f"part={settings['part']!r} is only used by kind=lesson, not kind={kind}")
-    _choice((settings.get("strategy") or {}).get("name"), STRATEGIES, "strategy")
-    _choice(settings.get("key_order"), KEY_ORDERS, "key_order")
-    _choice(settings.get("whitespace", "lesson"), WHITESPACE_POLICIES, "whitespace policy")
-    n = settings.get("n")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise SettingsError(f"n (answers per trial) must be an integer >= 1, got {n!r}")
-    seed = settings.get("seed")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise SettingsError(f"seed must be an integer >= 0, got {seed!r}")
-    try:
-        check_budget(settings.get("max_tokens"))
-        check_attempts(settings.get("max_attempts"))
-        check_temperature(settings.get("temperature", 1.0))
-    except ValueError as e:
-        raise SettingsError(str(e)) from None
-    return settings

@@ -18,75 +18,16 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from structbench.bench.rows import COLUMNS, Kind, names_of
 from structbench.errors import StoreError
 
 SCHEMA_VERSION = 2  # 2: columns temperature and prompt added
 
-# Columns whose values depend on the machine and the moment, not on the settings.
-TIMING_COLUMNS = ("mask_us", "compile_ms", "wall_ms")
-PROVENANCE_COLUMNS = ("git_sha", "structbench_version", "created_at", "hostname")
-
-ROW_SCHEMA = pa.schema(
-    [
-        ("experiment", pa.string()),
-        ("kind", pa.string()),
-        ("trial_id", pa.string()),
-        ("seed", pa.int64()),
-        ("sample", pa.int64()),
-        ("task", pa.string()),
-        ("schema_depth", pa.int64()),
-        ("strategy", pa.string()),
-        ("model", pa.string()),
-        ("noise", pa.float64()),
-        ("skill", pa.float64()),
-        ("chatter", pa.float64()),
-        ("vocab", pa.string()),
-        ("vocab_size", pa.int64()),
-        ("max_tokens", pa.int64()),
-        ("max_attempts", pa.int64()),
-        ("text", pa.string()),
-        ("finished", pa.bool_()),
-        ("category", pa.string()),
-        ("n_tokens", pa.int64()),
-        ("attempts", pa.int64()),
-        ("removed_mass", pa.list_(pa.float64())),
-        ("mask_us", pa.list_(pa.float64())),
-        ("allowed_counts", pa.list_(pa.int64())),
-        ("compile_ms", pa.float64()),
-        ("compile_work_chars", pa.int64()),
-        ("work_chars", pa.int64()),
-        ("work_reads", pa.int64()),
-        ("compile_masks", pa.int64()),
-        ("masks_built", pa.int64()),
-        ("wall_ms", pa.float64()),
-        # kind=coverage: one row per (schema file, test instance); instance -1 for a schema's compile alone.
-        ("subset", pa.string()),
-        ("schema_file", pa.string()),
-        ("whitespace", pa.string()),
-        ("outcome", pa.string()),  # ok, unsupported, error, timeout, no_referee
-        ("outcome_detail", pa.string()),  # the keyword and path, or the message
-        ("instance", pa.int64()),
-        ("referee_valid", pa.bool_()),
-        ("dataset_valid", pa.bool_()),
-        ("accepted", pa.bool_()),
-        # The sampling temperature (0 = greedy); null in parts written before the column, which sampled at 1.0.
-        ("temperature", pa.float64()),
-        # A real model's prompt for this answer, as its chat template wrote it (null for the toy model).
-        ("prompt", pa.string()),
-        # Data points behind a figure (kind=lesson): which figure, which series, and the point itself.
-        ("figure", pa.string()),
-        ("series", pa.string()),
-        ("label", pa.string()),
-        ("x", pa.float64()),
-        ("y", pa.float64()),
-        ("config_json", pa.string()),
-        ("git_sha", pa.string()),
-        ("structbench_version", pa.string()),
-        ("created_at", pa.string()),
-        ("hostname", pa.string()),
-    ],
-    metadata={"structbench_schema_version": str(SCHEMA_VERSION)},
-)
+# Every column, its type and meaning are declared once, in structbench.bench.rows.
+ROW_SCHEMA = pa.schema([(c.name, c.type) for c in COLUMNS], metadata={"structbench_schema_version": str(SCHEMA_VERSION)})
+# Columns whose values depend on the machine and the moment, or on the run, not on the settings.
+TIMING_COLUMNS = names_of(Kind.TIMING)
+PROVENANCE_COLUMNS = names_of(Kind.PROVENANCE)
 
 
 def part_path(results_dir, experiment: str, trial_id: str) -> Path:

@@ -1,4 +1,4 @@
-"""The masking strategies by name, and one answer generated under any of them.
+"""The masking strategies by name (the registry), and one answer generated under any of them.
 
 none           unconstrained sampling
 naive          every token checked against the automaton at every step
@@ -6,25 +6,145 @@ tabled         masks computed once per automaton state (vectorised) and read bac
 retry          unconstrained whole answers judged by the referee, resampled up to max_attempts
 xgrammar, llguidance, outlines_core
                the real engines behind the same interface (optional extra: structbench.masking.engines)
+
+Your own strategy or engine: any callable named by its import path in the strategy's settings
+(`_target_`, Hydra's convention), called as
+
+    target(task, vocab, key_order=..., whitespace=..., **options)
+
+and returning an object that meets :class:`structbench.masking.Constraint` (and keeps the `vocab` it was
+built for). `options` are the strategy's other settings. A trial registers its strategy for its own
+duration (:func:`using_strategy`), so everything that takes a strategy name takes it: the experiments,
+:func:`compile_constraint`, :func:`generate`. The README's "Add a strategy or engine" shows the command line.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import importlib
+import inspect
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
 import numpy as np
 
 from structbench.bench.tasks import Task
+from structbench.errors import SettingsError
 from structbench.lm.sampling import Decoded, check_budget, check_temperature, sample_answer
 from structbench.lm.vocab import Vocabulary
-from structbench.masking.constraints import NaiveConstraint, pattern_constraint, schema_constraint
+from structbench.masking import (
+    ENGINES,
+    Constraint,
+    NaiveConstraint,
+    engine_constraint,
+    pattern_constraint,
+    schema_constraint,
+)
 
 OUR_STRATEGIES = ("none", "naive", "tabled", "retry")
-ENGINE_STRATEGIES = ("xgrammar", "llguidance", "outlines_core")
+ENGINE_STRATEGIES = ENGINES
 STRATEGIES = OUR_STRATEGIES + ENGINE_STRATEGIES
+UNCONSTRAINED = ("none", "retry")  # strategies that sample without a mask
+
+# What the sampler and the experiments read from a constraint: the protocol, and the vocabulary it was built for.
+_REQUIRED = ("start", "mask", "mask_bits", "advance", "can_end", "work", "vocab")
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A trial's strategy: a built-in one by name, or your own (`target`, the import path of its factory,
+    called with `options` as keyword arguments)."""
+
+    name: str
+    target: str | None = None
+    options: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_settings(cls, cfg: dict | None) -> Strategy:
+        """From the strategy's settings ({"name": ...}, plus "_target_" and options for your own)."""
+        cfg = dict(cfg or {})
+        name, target = cfg.pop("name", None), cfg.pop("_target_", None)
+        if target is None:
+            if name not in STRATEGIES:
+                raise SettingsError(f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGIES)}")
+            return cls(name)
+        if not isinstance(target, str) or not target or target == "???":
+            raise SettingsError("strategy._target_ must name your constraint's class by its import path, "
+                                "e.g. strategy._target_=mypackage.mymodule.MyConstraint")
+        if not isinstance(name, str) or not name or name == "???":
+            raise SettingsError(f"strategy {target!r} needs a name for its rows, e.g. strategy.name=mine")
+        if name in STRATEGIES:
+            raise SettingsError(f"strategy.name={name!r} is a built-in strategy; name yours otherwise")
+        reserved = sorted(k for k in cfg if k.startswith("_"))
+        if reserved:
+            raise SettingsError(f"strategy.{reserved[0]}: of Hydra's underscore keys only _target_ is read")
+        strategy = cls(name, target, cfg)
+        strategy._check_call()  # an import path that does not import is an error now, before anything runs
+        return strategy
+
+    def _check_call(self) -> None:
+        """That the factory takes what compile() gives it: (task, vocab, key_order=, whitespace=, **options)."""
+        factory = self.factory()
+        try:
+            signature = inspect.signature(factory)
+        except (TypeError, ValueError):  # a callable without a signature (some built-ins): found out when called
+            return
+        try:
+            signature.bind(None, None, key_order=None, whitespace=None, **self.options)
+        except TypeError as e:
+            options = "".join(f", {k}=..." for k in self.options)
+            raise SettingsError(f"strategy {self.name!r}: {self.target} cannot be called as "
+                                f"(task, vocab, key_order=..., whitespace=...{options}): {e}") from None
+
+    def factory(self):
+        """The callable `target` names."""
+        module_name, _, attribute = self.target.rpartition(".")
+        try:
+            found = getattr(importlib.import_module(module_name), attribute) if module_name else None
+        except ImportError as e:
+            raise SettingsError(f"strategy {self.name!r}: cannot import {module_name!r} for _target_ "
+                                f"{self.target!r} ({e})") from None
+        except AttributeError:
+            found = None
+        if not callable(found):
+            raise SettingsError(f"strategy {self.name!r}: _target_ {self.target!r} names nothing callable")
+        return found
+
+    def compile(self, task: Task, vocab: Vocabulary, key_order: str, whitespace: str) -> Constraint:
+        constraint = self.factory()(task, vocab, key_order=key_order, whitespace=whitespace, **self.options)
+        missing = [a for a in _REQUIRED if not hasattr(constraint, a)]
+        if missing:
+            raise SettingsError(f"strategy {self.name!r}: {self.target} built a {type(constraint).__name__}, which "
+                                f"lacks {', '.join(missing)} (see structbench.masking.Constraint)")
+        return constraint
+
+
+# The strategies of your own the running trial registered, by name.
+_REGISTERED: contextvars.ContextVar = contextvars.ContextVar("structbench_strategies", default=MappingProxyType({}))
+
+
+@contextlib.contextmanager
+def using_strategy(strategy: Strategy):
+    """Run a block with `strategy` known by its name (a built-in one needs no registering)."""
+    if strategy.target is None:
+        yield strategy
+        return
+    token = _REGISTERED.set(MappingProxyType({**_REGISTERED.get(), strategy.name: strategy}))
+    try:
+        yield strategy
+    finally:
+        _REGISTERED.reset(token)
+
+
+def strategy_names() -> tuple[str, ...]:
+    """Every strategy name known here: the built-in ones, then any registered by the running trial."""
+    return STRATEGIES + tuple(_REGISTERED.get())
 
 
 def check_strategy(strategy: str) -> str:
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    if strategy not in STRATEGIES and strategy not in _REGISTERED.get():
+        raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(strategy_names())}")
     return strategy
 
 
@@ -34,12 +154,12 @@ def compile_constraint(task: Task, vocab: Vocabulary, strategy: str, key_order: 
     key_order: "any" (the lesson's checker) or "schema" (properties in schema order, as the engines write them).
     whitespace: the policy between JSON tokens (schema.WHITESPACE_POLICIES), for ours and the engines alike."""
     check_strategy(strategy)
-    if strategy in ("none", "retry"):
+    if strategy in UNCONSTRAINED:
         return None
     if strategy in ENGINE_STRATEGIES:
-        from structbench.masking.engines import engine_constraint
-
         return engine_constraint(strategy, task, vocab, key_order, whitespace)
+    if strategy not in OUR_STRATEGIES:
+        return _REGISTERED.get()[strategy].compile(task, vocab, key_order, whitespace)
     machine = task.machine(key_order, whitespace)
     if strategy == "naive":
         return NaiveConstraint(machine, vocab)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from structbench.bench.referees import PatternReferee, SchemaReferee
 from structbench.limits import current as limits
-from structbench.regular.patterns import compile_pattern
+from structbench.regular import compile_pattern
 
 AGE_PATTERN = r'\{"age": [0-9]+\}'
 AGE_REFERENCE = '{"age": 42}'
@@ -60,7 +60,7 @@ class Task:
     def machine(self, key_order: str = "any", whitespace: str = "lesson"):
         """The automaton the naive and tabled strategies run: a DFA or a pushdown checker."""
         from structbench.jsonschema.checker import SchemaChecker
-        from structbench.masking.constraints import PatternMachine
+        from structbench.masking import PatternMachine
 
         if self.kind == "pattern":
             return PatternMachine(compile_pattern(self.spec))

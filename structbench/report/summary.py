@@ -7,8 +7,10 @@ import math
 import numpy as np
 import pandas as pd
 
+Z95 = 1.959963984540054  # the standard normal's 97.5% quantile: every 95% interval in the package uses it
 
-def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+
+def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     """95% Wilson score interval for a binomial share: sensible at 0 and n, unlike the normal one."""
     if n == 0:
         return (math.nan, math.nan)

@@ -17,8 +17,8 @@ from structbench.bench.tasks import AGE_PATTERN, AGE_REFERENCE, ENUM_PATTERN, PE
 from structbench.jsonschema.checker import SchemaChecker
 from structbench.lm.sampling import masked_softmax
 from structbench.lm.vocab import EOS, Vocabulary, toy_vocabulary
-from structbench.masking.constraints import allowed_tokens, mask_table
-from structbench.regular.patterns import compile_pattern
+from structbench.masking import allowed_tokens, mask_table
+from structbench.regular import compile_pattern
 
 LESSON_TABLE = {
     ("age", "none"): (133, 37, 30, 0),

@@ -10,7 +10,9 @@ import pytest
 from helpers import SUITE
 
 from structbench.bench.referees import SchemaReferee
-from structbench.jsonschema.checker import VOCABULARY_2020_12, SchemaChecker, UnsupportedSchema
+from structbench.errors import UnsupportedSchema
+from structbench.jsonschema.checker import SchemaChecker
+from structbench.jsonschema.keywords import VOCABULARY_2020_12
 from structbench.limits import Limits, using
 
 # keyword -> (schema, a valid instance, an invalid instance); None for annotations (no invalid one).
@@ -105,7 +107,12 @@ def test_official_suite_never_accepts_an_invalid_instance(capsys):
     """Every case whose schema compiles: the checker never accepts what the referee rejects, and no keyword
     agrees with the referee on fewer cases than recorded in results/official_suite.csv (written by
     `python -m structbench.report.official_suite`)."""
-    from structbench.report.official_suite import DEFAULT_TABLE, format_rows, read_table, run_suite
+    from structbench.report.official_suite import (
+        DEFAULT_TABLE,
+        format_rows,
+        read_table,
+        run_suite,
+    )
 
     rows, unsound = run_suite(SUITE)
     with capsys.disabled():
@@ -150,7 +157,7 @@ def test_coverage_experiment_outcomes_and_one_bad_file_never_stops(tmp_path):
 @pytest.mark.parametrize("whitespace", ["lesson", "compact", "flexible"])
 def test_coverage_walks_each_whitespace_policy_and_flags_large_or_empty_schemas(tmp_path, whitespace, monkeypatch):
 
-    import structbench.experiments.coverage as coverage
+    from structbench.experiments import coverage
 
     from structbench.lm.vocab import toy_vocabulary
 

@@ -33,11 +33,11 @@ from hypothesis import strategies as st
 from structbench.bench.referees import SchemaReferee
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
+from structbench.errors import TokenRejected
 from structbench.jsonschema.checker import SchemaChecker
 from structbench.lm.sampling import sample_answer
 from structbench.lm.toy_model import ToyModel
 from structbench.lm.vocab import toy_vocabulary
-from structbench.masking.constraints import TokenRejected
 
 
 def _schema_chars(schema) -> set[str]:
@@ -356,7 +356,7 @@ def test_one_of_told_apart_by_absent_keys_is_exact(branches):
 def test_one_of_by_absent_keys_only_when_exact():
     """Told apart by absent keys only when the unproved branches differ by `required` alone (then it is
     exact, null beside them untouched); branches with other differences are declared unsupported."""
-    from structbench.jsonschema.checker import UnsupportedSchema
+    from structbench.errors import UnsupportedSchema
 
     schema = {"oneOf": [{"type": "object", "required": ["a", "b"]}, {"type": "object", "required": ["c"]},
                         {"type": "null"}]}

@@ -68,7 +68,8 @@ def test_missing_engine_names_the_install_line(monkeypatch):
 
     from structbench.bench.tasks import age_task
     from structbench.lm.vocab import toy_vocabulary
-    from structbench.masking.engines import EngineUnavailable, engine_constraint
+    from structbench.errors import EngineUnavailable
+    from structbench.masking.engines import engine_constraint
 
     monkeypatch.setitem(sys.modules, "llguidance", None)  # as if not installed: importing it fails
     monkeypatch.setattr("structbench.masking.engines._PREPARED", {})

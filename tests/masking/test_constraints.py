@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 from structbench.bench.referees import SchemaReferee
 from structbench.bench.strategies import STRATEGIES, check_strategy, compile_constraint, generate
 from structbench.bench.tasks import Task, age_task, json_mode_task, person_task
-from structbench.jsonschema.checker import SchemaChecker, UnsupportedSchema
+from structbench.errors import TokenRejected, UnsupportedSchema
+from structbench.jsonschema.checker import SchemaChecker
 from structbench.lm.sampling import sample_answer
 from structbench.lm.toy_model import ToyModel
 from structbench.lm.vocab import EOS, Vocabulary, VocabularyError, toy_vocabulary
-from structbench.masking.constraints import NaiveConstraint, TokenRejected
-from structbench.regular.patterns import compile_pattern
+from structbench.masking import NaiveConstraint
+from structbench.regular import compile_pattern
 
 VOCAB = toy_vocabulary()
 LESSON_TASKS = {"age": age_task, "person": person_task, "json_mode": json_mode_task}
@@ -203,14 +204,6 @@ def test_tabled_pattern_works_only_at_construction():
         sample_answer(model, rng, tabled, max_tokens=15)
     assert (tabled.work.chars, tabled.work.masks_built) == (chars, built)
     assert tabled.work.reads > reads
-
-
-def test_work_counter_reset():
-    naive = compile_constraint(age_task(), VOCAB, "naive")
-    naive.mask(naive.start())
-    assert naive.work.chars > 0
-    naive.work.reset()
-    assert (naive.work.chars, naive.work.reads, naive.work.masks_built) == (0, 0, 0)
 
 
 # --- errors -------------------------------------------------------------------------------

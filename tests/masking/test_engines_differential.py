@@ -21,9 +21,9 @@ import pytest
 
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import age_task, json_mode_task, nested_task, person_task
+from structbench.masking import ENGINES
 
 pytest.importorskip("tokenizers")
-ENGINES = [e for e in ("xgrammar", "llguidance", "outlines_core")]
 EXPONENT = re.compile(r"[0-9][eE]|^[eE][+-]?[0-9]*$|^[+-][0-9]")
 
 

@@ -1,17 +1,27 @@
-"""Figures: each one drawn from a small synthetic store, the command's files, byte-identical reruns,
-and clear messages for missing experiments."""
+"""Figures: the registry is complete, each one drawn from a small synthetic store (and a clear MissingRows
+without its rows), the style applied only while drawing, the command's files, byte-identical reruns, clear
+messages for missing experiments, and the fixes to masked_step, speed, coverage, realmodel and
+sweep_removed_mass."""
 
 import hashlib
+import inspect
+import json
 import subprocess
 import sys
 
 import matplotlib
 import numpy as np
+import pandas as pd
 import pytest
 from helpers import ROOT
 
+from structbench.bench.referees import CATEGORIES
+from structbench.bench.settings import MODELS
 from structbench.bench.store import ROW_SCHEMA, part_path, read_results, write_part
+from structbench.bench.strategies import STRATEGIES
+from structbench.errors import MissingRows
 from structbench.report import figures
+from structbench.report.figures import coverage, lesson, realmodel, speed, style, sweeps
 
 LESSON_FIGURES = ["validity_vs_length", "masked_step", "validity_bars", "mask_table", "distortion", "mask_cost", "retry"]
 SWEEP_FIGURES = ["sweep_noise", "sweep_depth", "sweep_vocab_mask_time", "sweep_removed_mass", "sweep_work_vs_formula",
@@ -158,20 +168,114 @@ def has_data(ax) -> bool:
     return bool(ax.lines or ax.patches or ax.collections or ax.images)
 
 
+def test_the_registry_names_every_figure_function_once():
+    """Every fig_<name> of the family modules is registered under its name, and the README's files exist."""
+    functions = {name: f for module in (lesson, sweeps, speed, coverage, realmodel)
+                 for name, f in inspect.getmembers(module, inspect.isfunction) if name.startswith("fig_")}
+    assert {f"fig_{s.name}": s.draw for s in figures.FIGURES} == functions
+    assert sorted(figures.BY_NAME) == sorted(LESSON_FIGURES + SWEEP_FIGURES)
+    assert list(figures.LESSON_FIGURES) == LESSON_FIGURES
+    for spec in figures.FIGURES:
+        assert (ROOT / "results" / "figures" / f"{spec.name}.png").is_file(), spec.name
+
+
+def test_every_strategy_category_and_model_has_its_look():
+    """The style is keyed by the package's one list of each kind of name."""
+    assert set(style.STRATEGY_COLORS) == set(STRATEGIES) == set(style.STRATEGY_MARKERS)
+    assert set(style.CATEGORY_COLORS) == set(CATEGORIES) == set(style.CATEGORY_LABELS)
+    assert set(style.MODEL_COLORS) == set(MODELS) == set(style.MODEL_LABELS)
+    assert set(style.STRATEGY_MARKERS.values()) <= set(style.MARKER_NAMES)
+
+
+def test_importing_the_figures_sets_no_style():
+    """rcParams change only while a figure is drawn or saved, never on import."""
+    code = ("import json, matplotlib; before = {k: repr(v) for k, v in matplotlib.rcParams.items()}; "
+            "import structbench.report.figures; "
+            "print(json.dumps([k for k, v in matplotlib.rcParams.items() if repr(v) != before[k]]))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == []
+
+
+def test_a_figure_is_drawn_in_the_style_and_leaves_rcparams_alone(results):
+    before = dict(matplotlib.rcParams)
+    fig = lesson.fig_mask_cost(read_results(results, "lesson"))
+    assert fig.dpi == style.STYLE["figure.dpi"]
+    assert not fig.axes[0].spines["top"].get_visible()
+    assert dict(matplotlib.rcParams) == before
+
+
 @pytest.mark.parametrize("spec", figures.FIGURES, ids=lambda s: s.name)
 def test_each_figure_has_a_title_labelled_axes_and_data(results, spec):
-    assert hasattr(figures, f"fig_{spec.name}")
     df = read_results(results, spec.sources[0])
     fig = spec.draw(df)
     assert isinstance(fig, matplotlib.figure.Figure)
     titles = [fig._suptitle.get_text() if fig._suptitle else ""] + [ax.get_title() for ax in fig.axes]
     assert any(t.strip() for t in titles), "no title"
-    panels = [ax for ax in fig.axes if ax.get_visible()]
-    assert panels
-    for ax in panels:
+    assert fig.axes
+    for ax in fig.axes:
+        assert ax.get_visible(), f"a hidden panel leaves a hole: {ax.get_title()!r}"
         assert has_data(ax), f"empty panel {ax.get_title()!r}"
         assert ax.get_xlabel().strip() and (ax.get_ylabel().strip() or ax.get_shared_y_axes().get_siblings(ax) != [ax])
-    assert panels[0].get_ylabel().strip()
+    assert fig.axes[0].get_ylabel().strip()
+
+
+@pytest.mark.parametrize("spec", figures.FIGURES, ids=lambda s: s.name)
+def test_each_figure_without_its_rows_says_so(spec):
+    """An experiment with no rows for the figure gives MissingRows with a message, never a bare KeyError."""
+    empty = pd.DataFrame({name: pd.Series(dtype=object) for name in ROW_SCHEMA.names})
+    with pytest.raises(MissingRows, match=r"\w"):
+        spec.draw(empty)
+
+
+def test_masked_step_shows_only_tokens_with_mass(results):
+    """No pair of bars both at 0.00: the model's likeliest tokens with 1% or more, the allowed ones, the rest summed."""
+    fig = lesson.fig_masked_step(read_results(results, "lesson"))
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["'{'", "'Sure'", "'4'", "'}'"]
+    labels = [t.get_text() for t in ax.texts]
+    pairs = list(zip(labels[0::2], labels[1::2]))
+    assert ("0.00", "0.00") not in pairs
+    assert "the other 3 tokens: 0.03 together before the mask, 0.00 after" in ax.get_xlabel()
+
+
+def test_speed_draws_points_not_bars_on_its_log_axes(results):
+    fig = speed.fig_speed(read_results(results, "speed"))
+    for ax in fig.axes:
+        assert ax.get_yscale() == "log"
+        assert not ax.patches, "a bar on a log axis has an arbitrary length"
+        assert ax.lines
+    assert "cold" in " ".join(t.get_text() for t in fig.texts)
+
+
+def test_coverage_says_its_mask_times_are_a_cold_first_walk(results):
+    fig = coverage.fig_coverage(read_results(results, "coverage"))
+    masks = fig.axes[2]
+    assert "cold" in masks.get_title()
+    assert "speed figure" in " ".join(t.get_text() for t in masks.texts)
+
+
+def test_realmodel_has_no_empty_panels_or_strategies_without_masks(results):
+    """The mask panel lists only the masking strategies' tasks; the invented-age panels only the no-age tasks."""
+    fig = realmodel.fig_realmodel(read_results(results, "realmodel"))
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles[3:] == ["What the mask removed (tabled)", "strict_no_age: invented ages",
+                          "nullable_age: invented ages"]
+    removed = fig.axes[3]
+    assert [t.get_text() for t in removed.get_xticklabels()] == ["person", "strict_no_age", "nullable_age"]
+
+
+def test_removed_mass_legend_matches_the_lines(results):
+    """Each legend entry is drawn in its noise's colour (no black line for lines coloured by noise)."""
+    fig = sweeps.fig_sweep_removed_mass(read_results(results, "validity"))
+    legend = fig.legends[0]
+    line_colors = {matplotlib.colors.to_hex(line.get_color()) for ax in fig.axes for line in ax.lines}
+    handles = legend.legend_handles
+    assert [t.get_text() for t in legend.get_texts()] == ["noise 0.5", "noise 1", "noise 2"]
+    assert {matplotlib.colors.to_hex(h.get_color()) for h in handles} == line_colors
+    assert all(h.get_linestyle() == "-" and h.get_marker() == "x" for h in handles)  # tabled line, naive ×
+    assert "line: tabled mask, ×: naive mask" in legend.get_title().get_text()
 
 
 def test_validity_bars_tell_the_lessons_story(results, tmp_path):
@@ -184,7 +288,7 @@ def test_validity_bars_tell_the_lessons_story(results, tmp_path):
         trials[f"{task}-{strategy}"] = [row(sample=i, task=task, strategy=strategy, category=c, finished=c != "cut_off")
                                         for i, c in enumerate(cats)]
     store(tmp_path, "validity", trials)
-    fig = figures.fig_validity_bars(read_results(tmp_path, "validity"))
+    fig = lesson.fig_validity_bars(read_results(tmp_path, "validity"))
     texts = {t.get_text() for t in fig.axes[0].texts}
     assert {"66.5%", "100%", "18%", "97.5%", "5 of 200 cut off"} <= texts
     assert fig.axes[0].get_ylabel() == "share of 200 answers"
@@ -192,7 +296,7 @@ def test_validity_bars_tell_the_lessons_story(results, tmp_path):
 
 def run_figures(*args):
     return subprocess.run([sys.executable, "-m", "structbench.report.figures", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, check=False)
 
 
 def svg_hashes(folder):

@@ -1,4 +1,4 @@
-"""The vectorised tables (structbench/masking/dense.py) and the context split give exactly the masks of a plain
+"""The vectorised tables (structbench/masking/tabled.py) and the context split give exactly the masks of a plain
 walk of every token through the machine, at every step."""
 
 import json
@@ -17,8 +17,8 @@ from structbench.bench.tasks import (
 )
 from structbench.jsonschema.checker import SchemaChecker
 from structbench.lm.vocab import synthetic_vocabulary, toy_vocabulary
-from structbench.masking.constraints import PatternMachine, pattern_constraint, schema_constraint, trie_mask
-from structbench.regular.patterns import compile_pattern
+from structbench.masking import PatternMachine, pattern_constraint, schema_constraint, trie_mask
+from structbench.regular import compile_pattern
 
 VOCABS = {"toy": toy_vocabulary(), "synthetic2000": synthetic_vocabulary(2000, seed=3)}
 

@@ -1,17 +1,29 @@
-"""Numeric bounds and multiples as regular languages: every plain-decimal spelling is accepted exactly
-when its exact decimal value satisfies the keyword (hypothesis), and the integer ranges stay small for
-64-bit bounds (the Snowplow schemas' 0 .. 9223372036854776000)."""
+"""Numbers as regular languages: every plain-decimal spelling is accepted exactly when its exact decimal
+value satisfies the keyword (hypothesis), integer ranges and multiples agree with arithmetic, and the
+integer ranges stay small for 64-bit bounds (the Snowplow schemas' 0 .. 9223372036854776000)."""
 
 import re
 from decimal import Decimal
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from structbench.errors import TooComplex
 from structbench.jsonschema.checker import SchemaChecker
-from structbench.regular.automata import integer_regex
-from structbench.regular.number_ranges import decimal_at_least, decimal_at_most, decimal_multiple_regex, exact_decimal
-from structbench.regular.patterns import compile_pattern
+from structbench.limits import DEFAULT
+from structbench.regular import (
+    as_int,
+    ceil_int,
+    compile_pattern,
+    decimal_at_least,
+    decimal_at_most,
+    decimal_multiple_regex,
+    exact_decimal,
+    floor_int,
+    integer_regex,
+    multiple_of_dfa,
+)
 
 BOUNDS = [0, 0.0, -459.67, 0.1, 1e-09, 10.5, 99999999999.99, -0.5, 7, -3, 0.67, 99999999999999.98]
 
@@ -55,6 +67,32 @@ def test_sixty_four_bit_range_is_small():
     # The digit-range recursion once split full blocks (000..999) again and again: 2^19 branches.
     dfa = compile_pattern(integer_regex(0, 9223372036854776000))
     assert dfa.n_states < 400
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([1, 2, 3, 7, 10, 13, 1000]), st.integers(-10**12, 10**12))
+def test_multiples_of_a_whole_number(k, value):
+    dfa = multiple_of_dfa(k)
+    assert dfa.accepts(str(value)) == (value % k == 0)
+    assert not dfa.accepts("0" + str(abs(value))) and dfa.accepts("-0") and not dfa.accepts("-")
+
+
+def test_an_empty_integer_range_is_none():
+    assert integer_regex(5, 4) is None and integer_regex(-3, -4) is None
+
+
+def test_a_bound_past_the_digit_limit_is_too_complex():
+    digits = DEFAULT.max_bound_digits
+    compile_pattern(integer_regex(0, 10 ** digits - 1))
+    with pytest.raises(TooComplex, match="limits.max_bound_digits"):
+        integer_regex(0, 10 ** digits)
+    with pytest.raises(TooComplex, match="limits.max_bound_digits"):
+        decimal_at_least(float("1e-%d" % (digits + 1)))
+
+
+def test_integral_helpers():
+    assert [as_int(x) for x in (3, 3.0, 3.5, True, "3")] == [3, 3, None, None, None]
+    assert (ceil_int(2.1), floor_int(2.1), ceil_int(-2.1), floor_int(-2.1), ceil_int(4), floor_int(4.0)) == (3, 2, -2, -3, 4, 4)
 
 
 def test_checker_enforces_decimal_bounds_and_multiples():

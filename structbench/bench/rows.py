@@ -1,0 +1,128 @@
+"""What a stored row holds: every column once, with its Parquet type, its meaning and its kind.
+
+The store's schema (structbench.bench.store.ROW_SCHEMA), its timing and provenance columns, and the
+README's column table ("What a row holds") all come from :data:`COLUMNS`. Print the table with
+
+    python -m structbench.bench.rows
+
+A column's kind says whether it is a function of the trial's settings and seed (stable: a rerun gives
+the same value), or of the machine and moment (timing), or of the run (provenance: code version, host,
+time). Comparing two runs row for row means comparing their stable columns.
+
+The order of COLUMNS is the Parquet schema's: the parts already stored were written with it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+
+class Kind(enum.Enum):
+    STABLE = "stable"          # the same for the same settings and seed
+    TIMING = "timing"          # depends on the machine and the moment
+    PROVENANCE = "provenance"  # which code, where and when
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: pa.DataType
+    description: str
+    kind: Kind = Kind.STABLE
+
+
+_STR, _INT, _FLOAT, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
+_FLOATS, _INTS = pa.list_(pa.float64()), pa.list_(pa.int64())
+
+COLUMNS: tuple[Column, ...] = (
+    # --- the trial (every row) ---
+    Column("experiment", _STR, "the results folder's name (each sweep names its own; `adhoc` for one trial)"),
+    Column("kind", _STR, "experiment kind: validity, speed, lesson or coverage"),
+    Column("trial_id", _STR, "hash of the trial's settings: the part file is `part-<trial_id>.parquet`"),
+    Column("seed", _INT, "the trial's seed"),
+    Column("sample", _INT, "answer (validity), walk (speed) or test instance (coverage) number within the trial"),
+    Column("task", _STR, "task name (a schema file's name for task=file and coverage)"),
+    Column("schema_depth", _INT, "nesting depth of the task's schema (0 for a pattern)"),
+    Column("strategy", _STR, "masking strategy: none, naive, tabled, retry, an engine's name, or your own"),
+    Column("model", _STR, "toy or smollm2"),
+    Column("noise", _FLOAT, "toy model: standard deviation of the noise on every logit (null for a real model)"),
+    Column("skill", _FLOAT, "toy model: logit bonus for the token that continues the reference answer"),
+    Column("chatter", _FLOAT, 'toy model: logit bonus for "Sure" as the first token'),
+    Column("vocab", _STR, "vocabulary name"),
+    Column("vocab_size", _INT, "tokens in the vocabulary, the end token included"),
+    Column("max_tokens", _INT, "token budget per answer"),
+    Column("max_attempts", _INT, "retry: whole answers tried before giving up"),
+    # --- one answer (validity, speed, the lesson's measured parts) ---
+    Column("text", _STR, "the answer's text (coverage: the test instance as spelled)"),
+    Column("finished", _BOOL, "the answer ended with the end token within the budget"),
+    Column("category", _STR, "valid, chatter, cut_off or broken, decided in this order: valid (finished and "
+                             "accepted by the referee), chatter (does not start where an answer starts), cut_off "
+                             "(the budget ran out), broken; coverage: valid/invalid x accepted/rejected, timeout "
+                             "or error"),
+    Column("n_tokens", _INT, "tokens in the answer, the end token not counted"),
+    Column("attempts", _INT, "whole answers drawn (retry; 1 otherwise)"),
+    Column("removed_mass", _FLOATS, "per step: the model's probability the mask threw away"),
+    Column("mask_us", _FLOATS, "per step: microseconds to compute the mask (empty for unconstrained answers)", Kind.TIMING),
+    Column("allowed_counts", _INTS, "per step: tokens the mask allowed"),
+    Column("compile_ms", _FLOAT, "milliseconds to compile the constraint (coverage: one schema)", Kind.TIMING),
+    Column("compile_work_chars", _INT, "machine steps spent building masks while compiling"),
+    Column("work_chars", _INT, "machine steps spent building masks during this answer"),
+    Column("work_reads", _INT, "mask table entries read back during this answer"),
+    Column("compile_masks", _INT, "masks built while compiling"),
+    Column("masks_built", _INT, "masks built during this answer"),
+    Column("wall_ms", _FLOAT, "milliseconds for the whole answer (speed: the whole walk; coverage: one instance's "
+                              "walk)", Kind.TIMING),
+    # --- kind=coverage: one row per (schema file, test instance); instance -1 for a schema's compile alone ---
+    Column("subset", _STR, "coverage: the corpus subset the schema belongs to"),
+    Column("schema_file", _STR, "coverage: the schema's file name"),
+    Column("whitespace", _STR, "whitespace policy between JSON tokens: lesson, compact or flexible (parts written "
+                                 "before the setting read as lesson)"),
+    Column("outcome", _STR, "coverage: the compile's outcome: ok, unsupported, error, timeout or no_referee"),
+    Column("outcome_detail", _STR, "coverage: the unsupported keyword and its path, or the error's message"),
+    Column("instance", _INT, "coverage: test instance number; -1 for a schema's compile alone"),
+    Column("referee_valid", _BOOL, "coverage: the referee's verdict on the instance"),
+    Column("dataset_valid", _BOOL, "coverage: the corpus's own verdict on the instance"),
+    Column("accepted", _BOOL, "coverage: the constraint accepted the instance token by token"),
+    # --- added later (null in parts written before them) ---
+    Column("temperature", _FLOAT, "sampling temperature (0 = greedy; parts written before the column read as 1.0)"),
+    Column("prompt", _STR, "a real model's prompt for this answer, as its chat template wrote it "
+                           "(null for the toy model)"),
+    # --- kind=lesson: data points behind a figure ---
+    Column("figure", _STR, "lesson: which figure the point belongs to"),
+    Column("series", _STR, "lesson: which series of that figure"),
+    Column("label", _STR, "lesson: the point's label (a token, an answer, a state)"),
+    Column("x", _FLOAT, "lesson: the point's x"),
+    Column("y", _FLOAT, "lesson: the point's y"),
+    # --- provenance ---
+    Column("config_json", _STR, "the settings the trial_id hashes, as JSON"),
+    Column("git_sha", _STR, "the commit the package ran from (`+dirty` for a changed work tree)", Kind.PROVENANCE),
+    Column("structbench_version", _STR, "the package's version", Kind.PROVENANCE),
+    Column("created_at", _STR, "when the part was written (UTC, ISO 8601)", Kind.PROVENANCE),
+    Column("hostname", _STR, "the machine that wrote it", Kind.PROVENANCE),
+)
+
+
+def names_of(kind: Kind) -> tuple[str, ...]:
+    return tuple(c.name for c in COLUMNS if c.kind is kind)
+
+
+def _type_name(t: pa.DataType) -> str:
+    if pa.types.is_list(t):
+        return f"list of {_type_name(t.value_type)}"
+    return {"string": "string", "int64": "int", "double": "float", "bool": "bool"}[str(t)]
+
+
+def markdown_table() -> str:
+    """The README's column table: one line per column, in the schema's order."""
+    lines = ["| column | type | what it holds |", "|---|---|---|"]
+    for c in COLUMNS:
+        note = "" if c.kind is Kind.STABLE else f" *({c.kind.value})*"
+        lines.append(f"| `{c.name}` | {_type_name(c.type)} | {c.description}{note} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown_table())

@@ -1,0 +1,85 @@
+"""The checker's stack: frames, their kinds and phases, and where each whitespace policy lets whitespace go.
+
+A stack is a tuple of :class:`Frame` (innermost last), immutable and hashable, so a strategy can memoise
+masks by it. Kinds and phases are string enums: they hash and compare as the words they stand for, so a
+stack is the same key (and the tabled states are numbered the same) however its frames were built.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import NamedTuple
+
+
+class Kind(StrEnum):
+    """What an open value on the stack is."""
+
+    ROOT = "root"        # the whole answer
+    ALT = "alt"          # the root of one branch of a union
+    OBJECT = "object"
+    ARRAY = "array"
+    STRING = "string"
+    NUMBER = "number"
+    LITERAL = "literal"  # true, false or null
+    UNION = "union"      # alternatives followed side by side (anyOf, oneOf, enums of containers)
+    CONTEXT = "context"  # the stand-in for unknown frames below a stack's top (see masking.ContextSplit)
+
+
+class Phase(StrEnum):
+    """What a frame expects next."""
+
+    NONE = ""                   # strings, numbers, literals and unions: their other fields say where they are
+    VALUE = "value"             # a value (root, alt; an object after its colon; a context's top value)
+    DONE = "done"               # root, alt: the value is finished
+    OPEN = "open"               # object, array: just after { or [
+    KEY = "key"                 # object: inside a key's quotes
+    COLON = "colon"             # object: after a key
+    AFTER_VALUE = "after_value"  # object, array: after a member
+    AFTER_COMMA = "after_comma"  # object, array: after a comma
+    REFEED = "refeed"           # context: the top has closed; what follows belongs to the frames below
+
+
+class Frame(NamedTuple):
+    """One open value on the stack.
+
+    kind, phase: see :class:`Kind` and :class:`Phase`. text: a tracked key's decoded characters so far, or
+    a literal's target word. at: the string's or number's DFA state, how many letters of a literal are
+    read, or (schema key order) the index after the last property. seen: an object's keys so far (where
+    they matter). esc: inside a string, the escape being read (see strings.py). count: keys or items so
+    far (where counted). ws: whitespace characters in a row. child: the node of the value after a key.
+    alts: a union's live branches, each a stack. ks: a key's pattern / propertyNames DFA states.
+    """
+
+    kind: Kind
+    node: int
+    phase: Phase = Phase.NONE
+    text: str = ""
+    at: int = 0
+    seen: frozenset = frozenset()
+    esc: str = ""
+    count: int = 0
+    ws: int = 0
+    child: int = -1
+    alts: tuple = ()
+    ks: tuple = ()
+
+
+Stack = tuple  # of Frame, innermost last
+
+WHITESPACE_POLICIES = ("lesson", "compact", "flexible")
+JSON_WHITESPACE = " \t\n\r"
+# Where whitespace may go: (frame kind, phase) pairs, per policy ("compact": nowhere).
+_FLEXIBLE_PLACES = frozenset({
+    (Kind.ROOT, Phase.VALUE), (Kind.ROOT, Phase.DONE), (Kind.OBJECT, Phase.OPEN), (Kind.OBJECT, Phase.COLON),
+    (Kind.OBJECT, Phase.VALUE), (Kind.OBJECT, Phase.AFTER_VALUE), (Kind.OBJECT, Phase.AFTER_COMMA),
+    (Kind.ARRAY, Phase.OPEN), (Kind.ARRAY, Phase.AFTER_VALUE), (Kind.ARRAY, Phase.AFTER_COMMA),
+})
+_LESSON_PLACES = frozenset({(Kind.OBJECT, Phase.VALUE), (Kind.OBJECT, Phase.AFTER_COMMA), (Kind.ARRAY, Phase.AFTER_COMMA)})
+WHITESPACE_PLACES = {"flexible": _FLEXIBLE_PLACES, "lesson": _LESSON_PLACES, "compact": frozenset()}
+
+# The members as plain module constants as well: the checker's step reads them on its hot path, and looking a
+# member up on its enum class costs about ten times a module global.
+ROOT, ALT, OBJECT, ARRAY, STRING = Kind.ROOT, Kind.ALT, Kind.OBJECT, Kind.ARRAY, Kind.STRING
+NUMBER, LITERAL, UNION, CONTEXT = Kind.NUMBER, Kind.LITERAL, Kind.UNION, Kind.CONTEXT
+VALUE, DONE, OPEN, KEY, COLON = Phase.VALUE, Phase.DONE, Phase.OPEN, Phase.KEY, Phase.COLON
+AFTER_VALUE, AFTER_COMMA, REFEED = Phase.AFTER_VALUE, Phase.AFTER_COMMA, Phase.REFEED

@@ -1,0 +1,188 @@
+"""Object keys in the checker: which keys may come next, reading one key's characters, and its end.
+
+A key is tracked only as far as it matters: its text while it may still be a property name (or, when
+minProperties counts distinct keys, whole), and its pattern / propertyNames DFA states. Once no property
+name continues the text, the key is some other key (`OTHER`) and its text is forgotten.
+A mixin of :class:`structbench.jsonschema.checker.SchemaChecker` (reads ``self.nodes``, ``self._ordered``).
+"""
+
+from __future__ import annotations
+
+from structbench.jsonschema.frames import COLON, KEY, Frame, Stack
+from structbench.jsonschema.strings import (
+    ANY_CHAR,
+    END,
+    Pending,
+    collapsible,
+    dfa_live_on,
+    escape_candidates,
+    in_intervals,
+    read_char,
+    string_step,
+)
+
+OTHER = "\x00\x01other"  # a key that is no prefix of any property name (its text no longer matters)
+
+
+class ObjectKeys:
+    """The key rules of SchemaChecker."""
+
+    def _available(self, frame: Frame) -> list[str]:
+        """The property names that may come next (whose value can be finished, with room left)."""
+        node = self.nodes[frame.node]
+        props = node.properties
+        if self._ordered:
+            # In schema order: any later property, up to and including the first required one.
+            out = []
+            for name, c in props[frame.at:]:
+                if self.nodes[c].kinds:
+                    out.append(name)
+                if name in node.required:
+                    break
+            names = out
+        else:
+            names = [name for name, c in props if name not in frame.seen and self.nodes[c].kinds]
+        if node.max_props is not None:
+            missing = len(node.required - frame.seen) if not self._ordered else 0
+            if frame.count + 1 + missing > node.max_props:  # room for required keys only
+                names = [n for n in names if n in node.required]
+        if node.key_dfa is not None:
+            names = [n for n in names if node.key_dfa.accepts(n)]
+        return names
+
+    def _others_allowed(self, frame: Frame) -> bool:
+        """May a key that is not a property name come next (additionalProperties or patternProperties)?"""
+        node = self.nodes[frame.node]
+        if node.additional is None and not node.patterns:
+            return False
+        if node.max_props is not None:
+            missing = len(node.required - frame.seen)
+            if frame.count + 1 + missing > node.max_props:
+                return False
+        return True
+
+    def _may_add_key(self, frame: Frame) -> bool:
+        node = self.nodes[frame.node]
+        if node.max_props is not None and frame.count >= node.max_props:
+            return False
+        return bool(self._available(frame)) or self._others_allowed(frame)
+
+    def _may_close(self, frame: Frame) -> bool:
+        node = self.nodes[frame.node]
+        if frame.count < node.min_props:
+            return False
+        if self._ordered:
+            return not any(name in node.required for name, _ in node.properties[frame.at:])
+        return node.required <= frame.seen
+
+    def _key_dfas(self, node):
+        return [node.key_dfa] if node.key_dfa is not None else [d for d, _ in node.patterns]
+
+    def _key_live(self, frame: Frame, text: str, ks: tuple, cands) -> bool:
+        """After a key's decoded `text` (and its DFA states `ks`), can the key still be completed?
+        cands: the code points the next character may be (None: the key may also end here)."""
+        node = self.nodes[frame.node]
+        if text != OTHER:
+            for name in self._available(frame):
+                if name.startswith(text) and (cands is None and name == text or len(name) > len(text) and (
+                        cands is None or in_intervals(cands, ord(name[len(text)])))):
+                    return True
+        if not self._others_allowed(frame):
+            return False
+        if node.key_dfa is not None:
+            s = ks[0]
+            return s is not None and (cands is None or dfa_live_on(node.key_dfa, s, cands))
+        if node.additional is not None:
+            return True
+        # Strict, with patterns: some pattern can still match.
+        return any(s is not None and (cands is None or dfa_live_on(node.patterns[i][0], s, cands))
+                   for i, s in enumerate(ks))
+
+    def _key_open(self, top: Frame) -> Frame:
+        """The frame after a key's opening quote."""
+        ks = tuple(d.start for d in self._key_dfas(self.nodes[top.node]))
+        return top._replace(phase=KEY, text="", ks=ks, ws=0)
+
+    def _key_step(self, rest: Stack, top: Frame, ch: str) -> Stack | None:
+        """One character inside a key's quotes."""
+        node = self.nodes[top.node]
+        tracked = (node.tracks_keys and top.text != OTHER) or node.distinct_keys or bool(top.ks) \
+            or not self._others_allowed(top)
+        if not tracked or top.esc.startswith("="):
+            got = string_step(top.esc, 0, ch, None)
+            if got is None:
+                return None
+            if got is END:
+                return self._key_end(rest, top)
+            return rest + (top,) if top.esc == got.esc else rest + (top._replace(esc=got.esc),)
+        got = read_char(top.esc, ch, True)
+        if got is None:
+            return None
+        if got is END:
+            if top.esc:
+                return None
+            return self._key_end(rest, top)
+        if isinstance(got, Pending):
+            cands = escape_candidates(got.esc)
+            if not self._key_live(top, top.text, top.ks, cands):
+                return None
+            if not top.ks and not node.distinct_keys and self._others_allowed(top) and top.text != OTHER and not any(
+                    n.startswith(top.text) and len(n) > len(top.text) and in_intervals(cands, ord(n[len(top.text)]))
+                    for n, _ in node.properties):
+                # No property name continues this way (a forbidden or used one included, which must still be
+                # told apart): the key is some other key, its text no longer matters.
+                prog = collapsible(got.esc)
+                esc = "=" + prog + ">-1" if prog is not None else got.esc
+                return rest + (top._replace(text=OTHER, esc=esc),)
+            return rest + (top._replace(esc=got.esc),)
+        nxt = self._key_char(top._replace(esc=""), got.char)
+        return None if nxt is None else rest + (nxt,)
+
+    def _key_char(self, top: Frame, c: str):
+        """A decoded key character: the key frame after it, or None."""
+        node = self.nodes[top.node]
+        if top.text == OTHER or not node.tracks_keys and not node.distinct_keys:
+            text = top.text
+        else:
+            text = top.text + c
+            if not node.distinct_keys and not any(name.startswith(text) for name, _ in node.properties):
+                text = OTHER
+        ks = tuple(None if s is None else d.step(s, c) for d, s in zip(self._key_dfas(node), top.ks))
+        if not node.tracks_keys and not node.distinct_keys and not ks and self._others_allowed(top):
+            return top._replace(text=text)  # free keys: nothing to remember
+        if not self._key_live(top, text, ks, ANY_CHAR) and not self._key_live(top, text, ks, None):
+            return None
+        return top._replace(text=text, ks=ks)
+
+    def _key_end(self, rest: Stack, top: Frame):
+        """The key's closing quote: pick the value's node, or refuse."""
+        node = self.nodes[top.node]
+        text = top.text
+        names = self._available(top)
+        child = None
+        if text in names:
+            child = node.child_for_key(text, frozenset())
+            if self._ordered:
+                at = next(i for i, (name, _) in enumerate(node.properties) if name == text) + 1
+                return rest + (top._replace(phase=COLON, at=at, child=child, text="", esc="", ks=(),
+                                            count=top.count + 1),)
+        elif self._others_allowed(top) and not (text != OTHER and any(name == text for name, _ in node.properties)):
+            if node.key_dfa is not None:
+                if top.ks[0] is None or top.ks[0] not in node.key_dfa.accepting:
+                    return None
+                child = node.additional
+            else:
+                matched = frozenset(i for i, s in enumerate(top.ks)
+                                    if s is not None and s in node.patterns[i][0].accepting) if node.patterns else frozenset()
+                child = node.combos.get(matched) if matched else node.additional
+        if child is None or not self.nodes[child].kinds:
+            return None
+        seen = top.seen
+        if node.distinct_keys:
+            if text in seen:
+                return None
+            seen = seen | {text}
+        elif node.required and text in node.required or not self._ordered and text != OTHER and node.properties and any(n == text for n, _ in node.properties):
+            seen = seen | {text}
+        count = min(top.count + 1, max(node.min_props, node.max_props or 0)) if node.counts_keys else top.count
+        return rest + (top._replace(phase=COLON, child=child, text="", esc="", ks=(), seen=seen, ws=0, count=count),)

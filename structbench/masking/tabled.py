@@ -1,0 +1,451 @@
+"""The tabled strategy: a mask computed once per machine state by one vectorised walk of the whole
+vocabulary, then read back.
+
+Read top-down:
+
+* :class:`TabledConstraint` is the strategy. For a pattern or a non-recursive schema every reachable
+  state is tabled up front (the lesson's mask table); otherwise each state is tabled when first met, and
+  a pushdown checker's stacks go through the context split.
+* :class:`ContextSplit` is XGrammar's split for stacks without end (JSON mode, recursive schemas): a mask
+  from the top of the stack alone, plus a walk of the few tokens that reach below it.
+* :class:`LazyDense` is the engine under both: a machine seen through character classes (code-point
+  ranges on which it cannot tell characters apart), its states numbered as they are met, a transition
+  row `trans[state, class]` (-1: dead) computed on first need. A mask is one walk of the vocabulary with
+  NumPy gathers, one character position at a time, dropping every token that gets stuck: no Python loop
+  runs over the vocabulary. Its API is what the two above use: `id_of`, `step`, `accepts`,
+  `expand_all`, `mask`, and for the split `walk_until` / `resume`.
+* :class:`VocabCodes` and the class boundaries are its inputs.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+import numpy as np
+
+from structbench.errors import TokenRejected, TooManyStates
+from structbench.limits import current as limits
+from structbench.lm.vocab import Vocabulary
+from structbench.masking.bitmask import pack_bits
+from structbench.masking.protocol import Machine, PatternMachine, WorkCounter
+from structbench.regular import DFA, MAX_CODE_POINT
+
+
+class TabledConstraint:
+    """A :class:`~structbench.masking.protocol.Constraint` whose states are :class:`LazyDense` state
+    numbers. With `eager`, every reachable state is enumerated and tabled at compile time (patterns,
+    non-recursive schemas), so a step is a row lookup; otherwise each state is tabled the first time it is
+    met (through :class:`ContextSplit` for a checker's stacks)."""
+
+    def __init__(self, machine: Machine, vocab: Vocabulary, boundaries: np.ndarray, eager: bool = False):
+        self.vocab = vocab
+        self.work = WorkCounter()
+        self.dense = LazyDense(machine, boundaries, vocab)
+        self.table: dict[int, np.ndarray] = {}
+        self._bits: dict[int, np.ndarray] = {}
+        self._next: dict[tuple[int, int], int] = {}
+        self.split = None
+        self.eager = False
+        if eager:
+            try:
+                self.dense.expand_all(limits().max_eager_states)
+                self.eager = True
+            except TooManyStates:
+                pass  # too many to table up front: table each state when first met
+            if self.eager:
+                for state in range(len(self.dense.states)):
+                    self._build(state)
+        if not self.eager and hasattr(machine, "context_frame"):
+            self.split = ContextSplit(machine, vocab, boundaries)
+            self.work.chars += self.split.compile_steps
+
+    def start(self) -> int:
+        return self.dense.start
+
+    def can_end(self, state: int) -> bool:
+        return self.dense.accepts(state)
+
+    def advance(self, state: int, token_id: int) -> int:
+        nxt = self._next.get((state, token_id))  # a token's move from a state, remembered like its mask
+        if nxt is not None:
+            return nxt
+        text = self.vocab.tokens[token_id]
+        if token_id == self.vocab.eos_id or text is None:
+            raise TokenRejected(f"token id {token_id} writes no text; there is no state after it")
+        nxt = state
+        for ch in text:
+            nxt = self.dense.step(nxt, ch)
+            if nxt is None:
+                raise TokenRejected(f"token {text!r} (id {token_id}) is not allowed here")
+        self._next[(state, token_id)] = nxt
+        return nxt
+
+    def mask(self, state: int) -> np.ndarray:
+        allowed = self.table.get(state)
+        if allowed is None:
+            allowed = self._build(state)
+        self.work.reads += len(allowed)
+        return allowed
+
+    def mask_bits(self, state: int) -> np.ndarray:
+        """The same mask as int32 words, token i at bit i % 32 of word i // 32."""
+        bits = self._bits.get(state)
+        if bits is None:
+            self._build(state)
+            bits = self._bits[state]
+        self.work.reads += len(self.vocab)
+        return bits
+
+    def _build(self, state: int) -> np.ndarray:
+        if self.split is not None:
+            allowed, steps = self.split.mask(self.dense.states[state])
+        else:
+            allowed, steps = self.dense.mask(state)
+        allowed.flags.writeable = False  # shared by every step that reaches this state
+        self.table[state] = allowed
+        self._bits[state] = pack_bits(allowed)
+        self.work.chars += steps
+        self.work.masks_built += 1
+        return allowed
+
+
+def pattern_constraint(dfa: DFA, vocab: Vocabulary) -> TabledConstraint:
+    return TabledConstraint(PatternMachine(dfa), vocab, pattern_boundaries(dfa), eager=True)
+
+
+def schema_constraint(checker, vocab: Vocabulary, eager: bool = True) -> TabledConstraint:
+    return TabledConstraint(checker, vocab, machine_boundaries(checker.special_chars()), eager=eager and checker.is_finite())
+
+
+def mask_table(dfa: DFA, vocab: Vocabulary) -> np.ndarray:
+    """The lesson's table: row s is the allowed-token mask at DFA state s, for every state."""
+    tabled = pattern_constraint(dfa, vocab)
+    rows = {tabled.dense.states[i]: tabled.table[i] for i in range(len(tabled.dense.states))}
+    return np.stack([rows[s] for s in range(dfa.n_states)])
+
+
+# --- the context split ---------------------------------------------------------------------------------------
+
+
+class ContextSplit:
+    """XGrammar's split for stacks without end: a mask from the top of the stack alone, plus a walk of the
+    few tokens that reach below it.
+
+    For a stack's top frame, every token is walked from (context, top): a stand-in for the frames below. A
+    token that stays within the top frame (and whatever it opens) is decided there once, for every stack
+    with that top: context-independent. A token that closes the top and reads on is context-dependent: it
+    is recorded with the offset of its first character that belongs below, and at run time only those
+    suffixes are walked, from the real stack with its top closed.
+    """
+
+    def __init__(self, checker, vocab: Vocabulary, boundaries: np.ndarray):
+        self.checker, self.vocab = checker, vocab
+        self.top_dense = LazyDense(_StartAt(checker), boundaries, vocab)
+        self.full_dense = LazyDense(checker, boundaries, vocab)
+        self.refeed = (checker.context_frame("refeed"),)  # where a walk from a top hands over to the frames below
+        self.by_top: dict = {}
+        self.memo: dict = {}
+        self.compile_steps = sum(self._top_part(top)[1] for top in self._reachable_tops())
+        self.compile_steps += self.mask(checker.start())[1]
+
+    def mask(self, stack) -> tuple[np.ndarray, int]:
+        """The allowed tokens at `stack`, and the steps taken to find them (0 when remembered)."""
+        known = self.memo.get(stack)
+        if known is not None:
+            return known, 0
+        if len(stack) < 2:  # only the root: nothing below to split off
+            allowed, steps = self.full_dense.mask(self.full_dense.id_of(stack))
+        else:
+            part, steps = self._top_part(stack[-1])
+            allowed = part.read.copy()
+            below = self.checker.close_top(stack)
+            if part.handed_at_once.any():
+                # Tokens the frames below read from their first character: the mask of the stack below.
+                below_mask, more = self.mask(below)
+                allowed |= below_mask & part.handed_at_once
+                steps += more
+            if len(part.crossing.positions):
+                read, more = self.full_dense.resume(below, part.crossing)
+                allowed[read] = True
+                steps += more
+            allowed[self.vocab.eos_id] = self.checker.can_end(stack)
+        allowed.flags.writeable = False
+        self.memo[stack] = allowed
+        return allowed, steps
+
+    def _top_part(self, top) -> tuple[SplitWalk, int]:
+        """For a top frame, the walk of every token from (context, top), handing over at the frames below;
+        and the steps it took (0 when remembered)."""
+        part = self.by_top.get(top)
+        if part is not None:
+            return part, 0
+        part = self.by_top[top] = self.top_dense.walk_until((self.checker.context_frame("value"), top), self.refeed)
+        return part, part.steps
+
+    def _reachable_tops(self) -> list:
+        """Every top frame met on stacks up to `Limits.split_depth` deep: their parts are tabled at compile
+        time. (A deeper top repeats one of these in the recursive schemas this serves; any other is tabled
+        when first met.)"""
+        reps = self.full_dense.reps
+        max_depth, max_stacks = limits().split_depth, limits().split_stacks
+        start = self.checker.start()
+        seen, queue, tops = {start}, [start], {}
+        while queue and len(seen) < max_stacks:
+            stack = queue.pop()
+            if len(stack) >= 2:
+                tops.setdefault(stack[-1], None)
+            for ch in reps:
+                nxt = self.checker.step(stack, ch)
+                if nxt is not None and len(nxt) <= max_depth and nxt not in seen:
+                    seen.add(nxt)
+                    queue.append(nxt)
+        return list(tops)
+
+
+class _StartAt:
+    """The checker, seen as a machine whose states are given to it (the split's truncated stacks)."""
+
+    def __init__(self, checker):
+        self.checker = checker
+
+    def start(self):
+        return (self.checker.context_frame("refeed"),)
+
+    def step(self, stack, ch):
+        return self.checker.step(stack, ch)
+
+    def can_end(self, stack) -> bool:
+        return False
+
+
+# --- the vectorised walk -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Handover:
+    """Tokens a walk handed over: their places in the vocabulary's walk order (:class:`VocabCodes`) and the
+    offset of each one's first character not read."""
+
+    positions: np.ndarray
+    offsets: np.ndarray
+
+
+@dataclass(frozen=True)
+class SplitWalk:
+    """A walk of the whole vocabulary that hands tokens over where they reach a stop state."""
+
+    read: np.ndarray            # over the vocabulary: the tokens read to their end without reaching it
+    handed_at_once: np.ndarray  # over the vocabulary: the tokens whose first character reaches it
+    crossing: Handover          # the tokens that reach it after reading part of themselves
+    steps: int
+
+
+class LazyDense:
+    """A machine's states numbered as they are met, its transition rows computed on first need.
+
+    Serves machines with unboundedly many states (JSON mode, recursive schemas) and the finite ones alike:
+    a vectorised mask walk expands only the rows it meets. Rows are cached, so the cost of a state is paid
+    once per compiled constraint.
+    """
+
+    UNEXPANDED = -2
+
+    def __init__(self, machine: Machine, boundaries: np.ndarray, vocab: Vocabulary):
+        self.machine, self.boundaries, self.vocab = machine, boundaries, vocab
+        self.reps = [chr(int(b)) for b in boundaries]  # one character per class
+        self._bounds = [int(b) for b in boundaries]  # bisect on a list: far cheaper than NumPy for one character
+        self._classes = None  # the vocabulary's characters as classes, looked up on the first walk
+        self.states: list = []
+        self._ids: dict = {}
+        self._trans = np.full((64, len(boundaries)), self.UNEXPANDED, dtype=np.int32)
+        self._expanded = np.zeros(64, dtype=bool)
+        self._accepting = np.zeros(64, dtype=bool)
+        self.start = self.id_of(machine.start())
+
+    # --- states, one at a time ---
+
+    def id_of(self, state) -> int:
+        """The number of a machine state (numbered now if new)."""
+        i = self._ids.get(state)
+        if i is None:
+            i = self._ids[state] = len(self.states)
+            self.states.append(state)
+            if i >= len(self._expanded):
+                grow = len(self._expanded)
+                self._trans = np.concatenate([self._trans, np.full((grow, self._trans.shape[1]), self.UNEXPANDED, np.int32)])
+                self._expanded = np.concatenate([self._expanded, np.zeros(grow, dtype=bool)])
+                self._accepting = np.concatenate([self._accepting, np.zeros(grow, dtype=bool)])
+            self._accepting[i] = self.machine.can_end(state)
+        return i
+
+    def accepts(self, i: int) -> bool:
+        return bool(self._accepting[i])
+
+    def step(self, i: int, ch: str) -> int | None:
+        if not self._expanded[i]:
+            self._expand([i])
+        nxt = int(self._trans[i, bisect.bisect_right(self._bounds, ord(ch)) - 1])
+        return None if nxt < 0 else nxt
+
+    def expand_all(self, max_states: int) -> None:
+        """Enumerate every reachable state (a finite machine); TooManyStates past the cap."""
+        i = 0
+        while i < len(self.states):
+            if len(self.states) > max_states:
+                raise TooManyStates(f"more than {max_states} reachable states")
+            self._expand([i])
+            i += 1
+
+    # --- the whole vocabulary at once ---
+
+    def mask(self, i: int) -> tuple[np.ndarray, int]:
+        """The allowed tokens at state i, walked for the whole vocabulary at once; and the steps taken."""
+        vc = vocab_codes(self.vocab)
+        allowed = np.zeros(vc.size, dtype=bool)
+        allowed[vc.eos_id] = bool(self._accepting[i])
+        if not len(vc.token_ids):
+            return allowed, 0
+        self._expand([i])
+        # First characters for the whole vocabulary in one gather; only the tokens that survive it walk on.
+        first = self._trans[i, self._class_codes(vc)[vc.offsets]]
+        live = np.flatnonzero(first >= 0)
+        done, _, _, steps = self._walk(vc, first[live], live, np.ones(len(live), dtype=np.int64))
+        allowed[vc.token_ids[done]] = True
+        return allowed, steps + len(vc.token_ids)
+
+    def walk_until(self, state, stop) -> SplitWalk:
+        """Every token walked from machine state `state`, handed over where it reaches machine state `stop`."""
+        vc = vocab_codes(self.vocab)
+        stop_id = self.id_of(stop)
+        n = len(vc.token_ids)
+        done, stopped, stopped_at, steps = self._walk(vc, self.id_of(state), np.arange(n), np.zeros(n, dtype=np.int64),
+                                                      stop=stop_id)
+        read = np.zeros(vc.size, dtype=bool)
+        read[vc.token_ids[done]] = True
+        handed_at_once = np.zeros(vc.size, dtype=bool)
+        handed_at_once[vc.token_ids[stopped[stopped_at == 0]]] = True
+        crossing = stopped_at > 0
+        return SplitWalk(read, handed_at_once, Handover(stopped[crossing], stopped_at[crossing]), steps)
+
+    def resume(self, state, handover: Handover) -> tuple[np.ndarray, int]:
+        """Handed-over tokens walked on from machine state `state`, each from its first character not read:
+        the ids of those read to their end, and the steps taken."""
+        vc = vocab_codes(self.vocab)
+        done, _, _, steps = self._walk(vc, self.id_of(state), handover.positions, handover.offsets)
+        return vc.token_ids[done], steps
+
+    # --- inside ---
+
+    def _expand(self, ids) -> None:
+        step = self.machine.step
+        for i in ids:
+            i = int(i)
+            if self._expanded[i]:
+                continue
+            state = self.states[i]
+            row = np.full(len(self.reps), -1, dtype=np.int32)
+            for k, ch in enumerate(self.reps):
+                nxt = step(state, ch)
+                if nxt is not None:
+                    row[k] = self.id_of(nxt)
+            self._trans[i] = row
+            self._expanded[i] = True
+
+    def _class_codes(self, vc: VocabCodes) -> np.ndarray:
+        """The class of every character of the vocabulary, shared by every LazyDense with these boundaries."""
+        if self._classes is None:
+            key = ("classes", self.boundaries.tobytes())
+            classes = vc.__dict__.get(key)
+            if classes is None:
+                classes = vc.__dict__[key] = (np.searchsorted(self.boundaries, vc.codes, side="right") - 1).astype(np.int32)
+            self._classes = classes
+        return self._classes
+
+    def _walk(self, vc: VocabCodes, start, positions, offsets, stop: int | None = None):
+        """Walk tokens (positions in the vocabulary's walk order) from their start states, each from its own
+        character offset, all at once.
+
+        Returns the positions of the tokens read to their end, the positions and character offsets of the
+        tokens that reached the `stop` state (where the walk hands over), and the steps taken."""
+        classes = self._class_codes(vc)
+        alive = np.asarray(positions, dtype=np.int64)
+        offs = np.asarray(offsets, dtype=np.int64)
+        cur = np.broadcast_to(np.asarray(start, dtype=np.int32), alive.shape).copy()
+        rem = vc.lengths[alive] - offs
+        order = np.argsort(rem, kind="stable")
+        alive, offs, cur, rem = alive[order], offs[order], cur[order], rem[order]
+        done, stopped, stopped_at, steps, j = [], [], [], 0, 0
+        while alive.size:
+            cut = np.searchsorted(rem, j, side="right")  # tokens with nothing left to read are complete
+            done.append(alive[:cut])
+            alive, offs, cur, rem = alive[cut:], offs[cut:], cur[cut:], rem[cut:]
+            if not alive.size:
+                break
+            unexpanded = ~self._expanded[cur]
+            if unexpanded.any():
+                self._expand(np.unique(cur[unexpanded]))
+            nxt = self._trans[cur, classes[vc.offsets[alive] + offs + j]]
+            steps += alive.size
+            keep = nxt >= 0
+            if stop is not None:
+                hit = nxt == stop
+                if hit.any():
+                    stopped.append(alive[hit])
+                    stopped_at.append(offs[hit] + j)  # this character was not read: it belongs below
+                    keep &= ~hit
+            alive, offs, cur, rem = alive[keep], offs[keep], nxt[keep], rem[keep]
+            j += 1
+        cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)  # noqa: E731
+        return cat(done), cat(stopped), cat(stopped_at), steps
+
+
+# --- the walk's inputs ---------------------------------------------------------------------------------------
+
+
+class VocabCodes:
+    """A vocabulary's text tokens as code points, flattened, grouped for vectorised walks: the walk order is
+    shortest first (tokens that end early leave a prefix)."""
+
+    def __init__(self, vocab: Vocabulary):
+        ids = [i for i, t in enumerate(vocab.tokens) if t is not None and i != vocab.eos_id]
+        texts = [vocab.tokens[i] for i in ids]
+        lengths = np.array([len(t) for t in texts], dtype=np.int64)
+        order = np.argsort(lengths, kind="stable")
+        self.token_ids = np.array(ids, dtype=np.int64)[order]
+        self.lengths = lengths[order]
+        self.offsets = np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
+        joined = "".join(texts[i] for i in order)
+        self.codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+        self.size = len(vocab)
+        self.eos_id = vocab.eos_id
+
+
+def vocab_codes(vocab: Vocabulary) -> VocabCodes:
+    """The vocabulary's codes, built once and kept on it (every constraint over it shares them)."""
+    codes = vocab.__dict__.get("_codes")
+    if codes is None:
+        codes = vocab.__dict__["_codes"] = VocabCodes(vocab)
+    return codes
+
+
+def pattern_boundaries(dfa: DFA) -> np.ndarray:
+    """Classes on which the DFA's every row is constant."""
+    cuts = {0}
+    for row in dfa.moves:
+        for lo, hi, _ in row:
+            cuts.add(lo)
+            if hi < MAX_CODE_POINT:
+                cuts.add(hi + 1)
+    return np.array(sorted(cuts), dtype=np.int64)
+
+
+def machine_boundaries(special_chars=()) -> np.ndarray:
+    """For the schema checker: every ASCII character its own class, every non-ASCII character the schema
+    names (in a key or an enum value) too; it treats all other characters alike."""
+    cuts = set(range(129)) | {0xD800, 0xE000}
+    for ch in special_chars:
+        cuts.add(ord(ch))
+        if ord(ch) < MAX_CODE_POINT:
+            cuts.add(ord(ch) + 1)
+    return np.array(sorted(c for c in cuts if c <= MAX_CODE_POINT), dtype=np.int64)

@@ -1,0 +1,86 @@
+"""Sets of characters as code-point intervals: what one step of a pattern, NFA or DFA reads.
+
+A set is a tuple of sorted, disjoint, inclusive (lo, hi) intervals of code points, so `.` and `[^...]`
+need no enumeration of Unicode. Besides the interval operations, this module holds the sets the pattern
+syntax names: `\\d \\w \\s` under ASCII semantics (what JSON Schema's ECMA-262 patterns and the real engines
+use), their Unicode readings (Python's `re` without flags), and `.`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+
+MAX_CODE_POINT = 0x10FFFF
+
+Intervals = tuple[tuple[int, int], ...]
+
+
+def normalise(intervals) -> Intervals:
+    """Any (lo, hi) pairs as a set: sorted, overlapping or touching intervals merged."""
+    merged: list[list[int]] = []
+    for lo, hi in sorted(intervals):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return tuple((lo, hi) for lo, hi in merged)
+
+
+def complement(intervals: Intervals) -> Intervals:
+    """Every code point not in the set."""
+    out, nxt = [], 0
+    for lo, hi in intervals:
+        if lo > nxt:
+            out.append((nxt, lo - 1))
+        nxt = hi + 1
+    if nxt <= MAX_CODE_POINT:
+        out.append((nxt, MAX_CODE_POINT))
+    return tuple(out)
+
+
+def of_text(text: str) -> Intervals:
+    """The characters of `text` as a set."""
+    return normalise((ord(c), ord(c)) for c in text)
+
+
+def contains(intervals: Intervals, code: int) -> bool:
+    k = bisect.bisect_right(intervals, (code, MAX_CODE_POINT + 1)) - 1
+    return k >= 0 and intervals[k][0] <= code <= intervals[k][1]
+
+
+DIGIT = normalise([(ord("0"), ord("9"))])
+WORD = normalise([(ord("0"), ord("9")), (ord("A"), ord("Z")), (ord("a"), ord("z")), (ord("_"), ord("_"))])
+SPACE = of_text(" \t\n\r\f\v")
+CLASS_ESCAPES = {  # ASCII semantics: \d is [0-9]
+    "d": DIGIT, "D": complement(DIGIT),
+    "w": WORD, "W": complement(WORD),
+    "s": SPACE, "S": complement(SPACE),
+}
+DOT = complement(of_text("\n"))  # any character but newline
+
+
+@functools.lru_cache(maxsize=1)
+def _unicode_classes() -> dict[str, Intervals]:
+    """Python's Unicode \\d, \\w and \\s (str.isdecimal, isalnum or "_", isspace) as intervals."""
+    found: dict[str, list] = {"d": [], "w": [], "s": []}
+    tests = {"d": str.isdecimal, "w": lambda c: c.isalnum() or c == "_", "s": str.isspace}
+    for code in range(MAX_CODE_POINT + 1):
+        ch = chr(code)
+        for name, test in tests.items():
+            if test(ch):
+                found[name].append((code, code))
+    return {name: normalise(v) for name, v in found.items()}
+
+
+def safe_class_escape(ch: str, large: bool) -> Intervals:
+    """A class escape read so that the result is a subset under both the ASCII reading (ECMA-262, the
+    engines) and the Unicode one (Python's `re` without flags, jsonschema's): \\d is [0-9], \\D everything
+    but the Unicode digits. Inside a negated class the larger reading is taken, so its complement is the
+    smaller."""
+    base = ch.lower()
+    ascii_set = CLASS_ESCAPES[base]
+    unicode_set = _unicode_classes()[base]
+    if ch == base:  # \d \w \s
+        return unicode_set if large else ascii_set
+    return complement(ascii_set) if large else complement(unicode_set)

@@ -1,0 +1,171 @@
+"""The DFA, and how every DFA here is built: by crawling the states reachable from a start.
+
+:func:`crawl` is the one construction loop: the subset construction below, and the product and trim in
+:mod:`structbench.regular.automata`, each only say what a state's moves are. It numbers states breadth
+first, the start 0 and the others in the order first reached, so a DFA's numbering is a function of its
+inputs (mask tables and the lesson's state counts depend on it).
+
+:func:`compile_pattern` is pattern -> NFA (Thompson) -> DFA (subset construction), not minimised: the
+lesson counts these states (8, 11 and 3 for its three patterns).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from structbench.errors import InvalidAutomaton, TooComplex
+from structbench.limits import current as limits
+from structbench.regular.charsets import MAX_CODE_POINT, contains
+from structbench.regular.nfa import NFA
+from structbench.regular.syntax import parse_pattern
+
+Move = tuple[int, int, int]  # (lo, hi, target): the code points lo..hi lead to state target
+
+_MISS = object()
+
+
+@dataclass(frozen=True)
+class DFA:
+    """A deterministic machine: one state at a time, one move per character.
+
+    `moves[s]` is a sorted tuple of disjoint (lo, hi, target) code-point intervals; a character in no
+    interval is the dead end. `accepting` holds the states where a text may end. Lists and sets given
+    to the constructor are frozen into tuples and a frozenset, and the machine is checked as it is made:
+    a malformed one raises InvalidAutomaton there, not as a wrong answer later.
+    """
+
+    moves: tuple[tuple[Move, ...], ...]
+    accepting: frozenset[int]
+    start: int = 0
+    _los: tuple[list[int], ...] = field(init=False, repr=False, compare=False)
+    _cache: tuple[dict, ...] = field(init=False, repr=False, compare=False)  # state -> {character: target}
+
+    def __post_init__(self):
+        moves = tuple(tuple(map(tuple, row)) for row in self.moves)
+        accepting = frozenset(self.accepting)
+        _check(moves, accepting, self.start)
+        object.__setattr__(self, "moves", moves)
+        object.__setattr__(self, "accepting", accepting)
+        object.__setattr__(self, "_los", tuple([lo for lo, _, _ in row] for row in moves))
+        object.__setattr__(self, "_cache", tuple({} for _ in moves))
+
+    @property
+    def n_states(self) -> int:
+        return len(self.moves)
+
+    def step(self, state: int | None, ch: str) -> int | None:
+        """One character; None means stuck."""
+        if state is None:
+            return None
+        cache = self._cache[state]
+        target = cache.get(ch, _MISS)
+        if target is _MISS:
+            row, code = self.moves[state], ord(ch)
+            k = bisect.bisect_right(self._los[state], code) - 1
+            target = row[k][2] if k >= 0 and row[k][1] >= code else None
+            cache[ch] = target
+        return target
+
+    def walk(self, state: int | None, text: str) -> int | None:
+        """Follow `text` one character at a time; None means the machine is stuck."""
+        for ch in text:
+            if state is None:
+                return None
+            state = self.step(state, ch)
+        return state
+
+    def accepts(self, text: str) -> bool:
+        return self.walk(self.start, text) in self.accepting
+
+    def can_end(self, state: int | None) -> bool:
+        return state in self.accepting
+
+
+def _check(moves: tuple[tuple[Move, ...], ...], accepting: frozenset[int], start: int) -> None:
+    n = len(moves)
+    if not 0 <= start < n:
+        raise InvalidAutomaton(f"the start state {start} is not one of the {n} states")
+    stray = sorted(s for s in accepting if not 0 <= s < n)
+    if stray:
+        raise InvalidAutomaton(f"the accepting state {stray[0]} is not one of the {n} states")
+    for s, row in enumerate(moves):
+        previous_hi = -1
+        for lo, hi, target in row:
+            if not previous_hi < lo <= hi <= MAX_CODE_POINT:
+                raise InvalidAutomaton(f"state {s}: the move ({lo}, {hi}, {target}) is empty, out of order, "
+                                       "overlaps the one before or lies outside the code points")
+            if not 0 <= target < n:
+                raise InvalidAutomaton(f"state {s} moves to {target}, which is not one of the {n} states")
+            previous_hi = hi
+
+
+EMPTY = DFA([[]], set())  # no string at all
+
+
+def crawl(start, moves_of, accepts, capped_as: str | None = None) -> DFA:
+    """The DFA over every state reachable from `start`.
+
+    States are any hashable keys (sets of NFA states, pairs of states, old state numbers):
+    `moves_of(key)` lists its (lo, hi, key) moves in order, `accepts(key)` says whether a text may end
+    there. Numbering is breadth first, the start 0. With `capped_as` (what the error calls the
+    construction), more than limits.max_dfa_states states is TooComplex.
+    """
+    cap = limits().max_dfa_states if capped_as is not None else None
+    ids, order, moves = {start: 0}, [start], []
+    for key in order:  # breadth first: `order` grows as new keys are found
+        row = []
+        for lo, hi, target in moves_of(key):
+            number = ids.get(target)
+            if number is None:
+                if cap is not None and len(order) >= cap:
+                    raise TooComplex(f"{capped_as} needs more than {cap} states (limits.max_dfa_states)")
+                number = ids[target] = len(order)
+                order.append(target)
+            row.append((lo, hi, number))
+        moves.append(row)
+    return DFA(moves, {ids[key] for key in order if accepts(key)})
+
+
+def merge_adjacent(row) -> list[Move]:
+    """Moves in order, with touching intervals that lead to the same target joined into one."""
+    out: list[Move] = []
+    for lo, hi, target in row:
+        if out and out[-1][1] + 1 == lo and out[-1][2] == target:
+            out[-1] = (out[-1][0], hi, target)
+        else:
+            out.append((lo, hi, target))
+    return out
+
+
+def compile_pattern(pattern: str, safe_classes: bool = False, accept_absorbs: bool = False) -> DFA:
+    """Pattern -> NFA (Thompson's construction) -> DFA (subset construction).
+
+    safe_classes: read \\d \\w \\s and their negations so that the DFA accepts only texts that match under
+    both ASCII and Unicode semantics (JSON Schema's `pattern`, judged by Python's `re`).
+    accept_absorbs: once a match is complete, any continuation is accepted too (a search with an open
+    end). Every accepting set becomes one absorbing state, instead of a subset construction that keeps
+    following the other, now pointless, partial matches (exponentially many for `a/x+|b/x+|...`)."""
+    nfa = NFA()
+    nfa_start, nfa_accept = nfa.build(parse_pattern(pattern, safe_classes))
+    edges = nfa.edges
+    absorbing = frozenset({-1})
+
+    def settle(states) -> frozenset[int]:
+        reached = nfa.closure(states)
+        return absorbing if accept_absorbs and nfa_accept in reached else reached
+
+    def moves_of(current: frozenset[int]) -> list[tuple[int, int, frozenset[int]]]:
+        if current is absorbing:
+            return [(0, MAX_CODE_POINT, absorbing)]
+        labelled = [(label, t) for s in current for label, t in edges[s] if label is not None]
+        # Cut the code points into elementary segments on which every label agrees.
+        cuts = sorted({lo for label, _ in labelled for lo, _ in label} | {hi + 1 for label, _ in labelled for _, hi in label})
+        row = []
+        for lo, nxt in zip(cuts, cuts[1:]):
+            targets = {t for label, t in labelled if contains(label, lo)}
+            if targets:
+                row.append((lo, nxt - 1, settle(targets)))
+        return merge_adjacent(row)
+
+    return crawl(settle({nfa_start}), moves_of, lambda current: current is absorbing or nfa_accept in current)

@@ -1,0 +1,61 @@
+"""Operations on DFAs: trim, intersection and its state cap, emptiness, counting, literals and lengths."""
+
+from __future__ import annotations
+
+import pytest
+
+from structbench.errors import TooComplex
+from structbench.limits import Limits, using
+from structbench.regular import (
+    accepts_at_least,
+    any_string,
+    compile_pattern,
+    intersect_all,
+    is_empty,
+    literal_dfa,
+    trim,
+)
+
+WORDS = ["", "a", "b", "ab", "ba", "aab", "abb", "abab", "x", "é", "😀", "a😀"]
+
+
+def test_trim_drops_the_states_that_cannot_finish():
+    dfa = compile_pattern("ab|ac(?:d)")
+    assert trim(dfa) is not None
+    assert trim(compile_pattern("a")).moves == (((97, 97, 1),), ())
+    # Intersecting `ab` with `a[bc]` leaves nothing after `a` but `b`.
+    both = intersect_all([compile_pattern("ab"), compile_pattern("a[bc]")])
+    assert both.n_states == 3 and both.accepts("ab") and not both.accepts("ac")
+
+
+@pytest.mark.parametrize("a,b", [("a*b", "(ab)*"), ("[a-z]+", "a|😀|ab"), (".*", "x?"), ("a+", "b+")])
+def test_the_intersection_accepts_what_both_accept(a, b):
+    da, db = compile_pattern(a), compile_pattern(b)
+    both = intersect_all([da, db])
+    for word in WORDS:
+        assert (both is not None and both.accepts(word)) == (da.accepts(word) and db.accepts(word)), word
+    assert is_empty(da, db) == (both is None)
+
+
+def test_an_intersection_past_the_state_cap_is_too_complex():
+    a, b = compile_pattern("[ab]*a[ab]{6}"), compile_pattern("[ab]*b[ab]{5}")
+    assert intersect_all([a, b]) is not None
+    with using(Limits(max_dfa_states=50)):
+        with pytest.raises(TooComplex, match="limits.max_dfa_states"):
+            intersect_all([a, b])
+
+
+def test_literals_and_lengths():
+    words = literal_dfa(["ab", "é😀", ""])
+    assert [words.accepts(w) for w in ["ab", "é😀", "", "a", "é"]] == [True, True, True, False, False]
+    assert not literal_dfa([]).accepts("")
+    between = any_string(1, 3)
+    assert [between.accepts("x" * n) for n in range(5)] == [False, True, True, True, False]
+    assert any_string(2).accepts("😀" * 40) and not any_string(2).accepts("a")
+
+
+def test_counting():
+    assert accepts_at_least(trim(compile_pattern("[a-c]{2}")), 9)
+    assert not accepts_at_least(trim(compile_pattern("[a-c]{2}")), 10)
+    assert accepts_at_least(trim(compile_pattern("a*")), 10**6)
+    assert not accepts_at_least(None, 1) and accepts_at_least(None, 0)
