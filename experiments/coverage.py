@@ -5,7 +5,7 @@ Per schema: the compile outcome (ok / unsupported / error / timeout, with the ke
 message) and the compile milliseconds. Per test instance (serialised in the whitespace policy's style,
 object keys in the schema's property order where the schema names them, whole floats as integers,
 spelled by the vocabulary's own tokenizer): whether the constraint accepts it (every token allowed, then the end), against the
-referee's verdict (jsonschema, Draft 2020-12, the formats in referees.REFEREE_FORMATS asserted):
+referee's verdict (jsonschema, Draft 2020-12, the formats in structbench.jsonschema.keywords.REFEREE_FORMATS asserted):
 `valid_accepted`, `valid_rejected`, `invalid_accepted` (the soundness failure), `invalid_rejected`.
 For the first accepted instances of a schema (`mask_walks`) the masks of its first `mask_steps` steps
 are timed (µs; ours are built lazily, state by state, so these include building them).
@@ -23,16 +23,13 @@ import signal
 import time
 from pathlib import Path
 
-import numpy as np
-
 from structbench.bench.referees import SchemaReferee
 from structbench.errors import CompileTimeout, EngineRejected, InvalidSchema, SettingsError, UnsupportedSchema
 from structbench.jsonschema.refs import follow_refs
 from structbench.limits import current as limits
 from structbench.masking import ENGINES
+from structbench.report.summary import coverage_summary, same_schemas
 
-OUTCOMES = ("ok", "unsupported", "error", "timeout", "no_referee")
-VERDICTS = ("valid_accepted", "valid_rejected", "invalid_accepted", "invalid_rejected")
 SEPARATORS = {"lesson": (", ", ": "), "compact": (",", ":")}
 
 
@@ -271,10 +268,8 @@ def schema_rows(path: Path, strategy: str, vocab, whitespace: str, timeout_s: fl
         with _Alarm(timeout_s):
             walker = build_walker(strategy, schema, vocab, whitespace)
         outcome, detail = "ok", ""
-    except ValueError as e:
-        if "strategy" in str(e) and "coverage" in str(e):
-            raise
-        outcome, detail = classify_error(e)
+    except SettingsError:
+        raise  # a strategy this experiment does not run: the trial's settings, not this schema's outcome
     except Exception as e:  # noqa: BLE001
         outcome, detail = classify_error(e)
     compile_ms = (time.perf_counter() - t0) * 1000
@@ -328,48 +323,6 @@ def run(settings: dict, trial, progress: bool = False) -> list[dict]:
     return rows
 
 
-def same_schemas(df):
-    """The rows of the schema files every strategy in df ran (a strategy run on a sample beside others
-    run on the whole corpus: the side-by-side on that sample)."""
-    files = None
-    for _, g in df.groupby("strategy"):
-        files = set(g["schema_file"]) if files is None else files & set(g["schema_file"])
-    return df[df["schema_file"].isin(files or set())]
-
-
-def summary_table(df) -> "pd.DataFrame":  # noqa: F821
-    """Per subset x strategy: schemas, compiled (declared coverage), outcomes, and the four verdicts
-    (among schemas compiled), with compile and mask time medians."""
-    import pandas as pd
-
-    out = []
-    for (subset, strategy), g in df.groupby(["subset", "strategy"], sort=True):
-        per_schema = g.drop_duplicates("schema_file")
-        inst = g[g["instance"] >= 0]
-        steps = [v for m in inst["mask_us"] if m is not None for v in m]
-        row = {"subset": subset, "strategy": strategy, "schemas": len(per_schema),
-               "compiled": int((per_schema["outcome"] == "ok").sum())}
-        for o in ("unsupported", "error", "timeout", "no_referee"):
-            row[o] = int((per_schema["outcome"] == o).sum())
-        row["instances"] = len(inst)
-        for v in VERDICTS:
-            row[v] = int((inst["category"] == v).sum())
-        row["compile_ms_median"] = float(per_schema["compile_ms"].median()) if len(per_schema) else np.nan
-        row["mask_us_median"] = float(np.median(steps)) if steps else np.nan
-        out.append(row)
-    table = pd.DataFrame(out)
-    if not table.empty:
-        total = table.groupby("strategy", sort=True).sum(numeric_only=True).reset_index()
-        total["subset"] = "ALL"
-        for col in ("compile_ms_median", "mask_us_median"):
-            total[col] = [float(df[df["strategy"] == s].drop_duplicates("schema_file")["compile_ms"].median())
-                          if col == "compile_ms_median" else
-                          float(np.median([v for m in df[df["strategy"] == s]["mask_us"] if m is not None for v in m]
-                                          or [np.nan])) for s in total["strategy"]]
-        table = pd.concat([table, total[table.columns]], ignore_index=True)
-    return table
-
-
 def main(argv=None) -> int:
     """python -m structbench.experiments.coverage [RESULTS_DIR]: the stored coverage rows as markdown tables, per
     strategy over everything it ran, then all strategies side by side on the schemas they all ran."""
@@ -386,7 +339,7 @@ def main(argv=None) -> int:
         print(f"no coverage rows in {args.results_dir}/coverage: run python -m structbench +sweep=coverage")
         return 1
     for title, rows in (("every schema each strategy ran", df), ("the schemas every strategy ran", same_schemas(df))):
-        table = summary_table(rows)
+        table = coverage_summary(rows)
         print(f"### {title} ({rows['schema_file'].nunique()} schemas)\n")
         print("| " + " | ".join(table.columns) + " |")
         print("|" + "---|" * len(table.columns))

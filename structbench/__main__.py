@@ -29,8 +29,7 @@ def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    from structbench.bench.runner import run_trial
-    from structbench.bench.sweep_summary import MANIFEST_NAME
+    from structbench.bench.runner import MANIFEST_NAME, run_trial
 
     hc = HydraConfig.get()
     manifest = Path(hc.sweep.dir) / MANIFEST_NAME if hc.mode == RunMode.MULTIRUN else None

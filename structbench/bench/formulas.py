@@ -1,4 +1,9 @@
-"""The lesson's closed forms and small worked examples."""
+"""The lesson's closed forms and small worked examples, as code.
+
+The lesson experiment draws its formula curves (chance all tokens valid, expected retries, mask cost, the
+two-step distortion example) from here, and tests/bench/test_lesson_numbers.py checks the lesson's printed
+numbers against the same functions, so the text, the figures and the code cannot drift apart.
+"""
 
 from __future__ import annotations
 

@@ -130,3 +130,18 @@ def shared_messages(task: Task) -> list[dict]:
     """The messages up to where the facts begin (with the separator): what every answer's prompt starts with."""
     return [{"role": "system", "content": SYSTEM},
             {"role": "user", "content": instruction(task, max(1, task.schema_depth)) + SEPARATOR}]
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """What a real model is asked for one task and seed (structbench.lm.real_model.SmolLM2Model takes one):
+    each answer's messages, and the start they all share."""
+
+    task: Task
+    seed: int = 0
+
+    def messages(self, sample: int) -> list[dict]:
+        return messages_for(self.task, self.seed, sample)
+
+    def shared(self) -> list[dict]:
+        return shared_messages(self.task)

@@ -23,6 +23,7 @@ from structbench.bench.store import ensure_writable, part_path, write_part
 from structbench.bench.strategies import using_strategy
 from structbench.limits import using
 
+MANIFEST_NAME = "trials.jsonl"  # in a sweep's folder: one line per trial, read by the end-of-sweep summary
 
 @dataclass
 class Trial:

@@ -24,7 +24,7 @@ from structbench.bench.tasks import (
     strict_no_age_task,
 )
 from structbench.errors import ModelUnavailable, SettingsError
-from structbench.jsonschema.checker import WHITESPACE_POLICIES
+from structbench.jsonschema.checker import KEY_ORDERS, WHITESPACE_POLICIES
 from structbench.limits import Limits
 from structbench.lm.real_vocab import REAL_VOCABS, real_vocabulary
 from structbench.lm.sampling import check_budget, check_temperature
@@ -47,7 +47,6 @@ TASKS = {
     "file": lambda cfg: file_task(cfg.path, cfg.reference, cfg.kind),
 }
 VOCABS = ("toy", "synthetic") + REAL_VOCABS + ("smollm2",)
-KEY_ORDERS = ("any", "schema")
 MODELS = ("toy", "smollm2")
 EXPERIMENT_KINDS = ("validity", "speed", "lesson", "coverage")
 LESSON_PARTS = ("first_step", "mask_table", "distortion", "formulas", "length", "retry", "work")
@@ -234,12 +233,13 @@ def build_model(cfg: ModelSettings, task, vocab, seed: int = 0):
     name = check_model(cfg)
     try:
         if name == "smollm2":
+            from structbench.bench.prompts import Prompts
             from structbench.lm.real_model import SmolLM2Model, smollm2_vocabulary
 
             if vocab is not smollm2_vocabulary():
                 raise SettingsError(f"model 'smollm2' writes its own vocabulary of 49,152 tokens; use vocab=smollm2 "
                                     f"(the default with model=smollm2), whole (size null), not {vocab!r}")
-            return SmolLM2Model(task, dtype=cfg.dtype, threads=cfg.threads, seed=seed)
+            return SmolLM2Model(Prompts(task, seed), dtype=cfg.dtype, threads=cfg.threads)
         return ToyModel(task.reference, vocab, skill=cfg.skill, noise=cfg.noise, chatter=cfg.chatter)
     except SettingsError:
         raise

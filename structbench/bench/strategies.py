@@ -152,7 +152,7 @@ def compile_constraint(task: Task, vocab: Vocabulary, strategy: str, key_order: 
                        whitespace: str = "lesson"):
     """The constraint a strategy samples under; None for the unconstrained ones (none, retry).
     key_order: "any" (the lesson's checker) or "schema" (properties in schema order, as the engines write them).
-    whitespace: the policy between JSON tokens (schema.WHITESPACE_POLICIES), for ours and the engines alike."""
+    whitespace: the policy between JSON tokens (structbench.jsonschema.WHITESPACE_POLICIES), for ours and the engines alike."""
     check_strategy(strategy)
     if strategy in UNCONSTRAINED:
         return None

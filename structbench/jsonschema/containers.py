@@ -16,7 +16,7 @@ from structbench.errors import (
 )
 from structbench.jsonschema.nodes import Node
 from structbench.limits import current as limits
-from structbench.regular import DFA, as_int, search_dfa
+from structbench.regular import EMPTY, as_int, search_dfa
 
 _CLASS_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\[dDwWsS]")  # an unescaped \d \D \w \W \s \S
 
@@ -87,7 +87,7 @@ class ContainerRules:
         if pnode.alts:
             raise UnsupportedSchema("propertyNames", path, "only string keywords (pattern, length, enum, format)")
         if "string" not in pnode.types:
-            node.key_dfa = DFA([[]], set())  # no key at all
+            node.key_dfa = EMPTY  # no key at all
         else:
             node.key_dfa = pnode.string_dfa
         if node.key_dfa is not None and has_patterns:

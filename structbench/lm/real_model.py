@@ -157,18 +157,22 @@ class _State:
 
 
 class SmolLM2Model:
-    """SmolLM2-135M-Instruct behind the sampler's protocol, asked one prompt (see structbench.bench.prompts)."""
+    """SmolLM2-135M-Instruct behind the sampler's protocol, asked one prompt per answer.
+
+    `prompts` says what it is asked: `prompts.messages(sample)`, the chat messages of one answer, and
+    `prompts.shared()`, the messages every answer's prompt starts with (the harness passes a
+    structbench.bench.prompts.Prompts; the model knows nothing of tasks)."""
 
     name = NAME
     deterministic = True  # the logits depend on the tokens alone
     noise = skill = chatter = None  # the toy model's settings: not this model's
 
-    def __init__(self, task, dtype: str = "float32", threads: int = 1, seed: int = 0, sample: int = 0):
+    def __init__(self, prompts, dtype: str = "float32", threads: int = 1, sample: int = 0):
         if dtype not in DTYPES:
             raise ValueError(f"model {NAME!r}: dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError(f"model {NAME!r}: threads must be an integer >= 1, got {threads!r}")
-        self.task, self.dtype, self.threads, self.seed, self.sample = task, dtype, threads, seed, sample
+        self.prompts, self.dtype, self.threads, self.sample = prompts, dtype, threads, sample
         self.vocab = smollm2_vocabulary()
         self.torch_model = _weights(dtype)
         import torch
@@ -179,10 +183,8 @@ class SmolLM2Model:
         self._set_prompt(sample)
 
     def _set_prompt(self, sample: int) -> None:
-        from structbench.bench.prompts import messages_for
-
         self.sample = sample
-        self.messages = messages_for(self.task, self.seed, sample)
+        self.messages = self.prompts.messages(sample)
         self.prompt, self.prompt_ids = _render(self.messages)
 
     def for_sample(self, sample: int) -> "SmolLM2Model":
@@ -216,9 +218,7 @@ class SmolLM2Model:
     def _task_prefix(self):
         """The task's shared prompt start (the chat template up to the facts), token ids and cache."""
         if "prefix" not in self._prompt_cache:
-            from structbench.bench.prompts import shared_messages
-
-            messages = shared_messages(self.task)
+            messages = self.prompts.shared()
             text, _ = _render(messages)
             # Cut where the facts would begin: what the template writes after the user message is not shared.
             ids = tuple(tokenizer()(text[:text.rindex(messages[-1]["content"]) + len(messages[-1]["content"])],

@@ -11,7 +11,7 @@ literal and length languages) -> search (JSON Schema's `pattern`), numbers, form
 
 from structbench.regular.automata import accepts_at_least, any_string, intersect_all, is_empty, literal_dfa, trim
 from structbench.regular.charsets import MAX_CODE_POINT
-from structbench.regular.dfa import DFA, compile_pattern
+from structbench.regular.dfa import DFA, EMPTY, compile_pattern
 from structbench.regular.formats import FORMAT_PATTERNS, format_dfa
 from structbench.regular.numbers import (
     as_int,
@@ -28,7 +28,7 @@ from structbench.regular.search import search_dfa
 from structbench.regular.syntax import parse_pattern
 
 __all__ = [
-    "DFA", "MAX_CODE_POINT", "compile_pattern", "parse_pattern",
+    "DFA", "EMPTY", "MAX_CODE_POINT", "compile_pattern", "parse_pattern",
     "trim", "intersect_all", "is_empty", "accepts_at_least", "literal_dfa", "any_string", "search_dfa",
     "integer_regex", "multiple_of_dfa", "as_int", "ceil_int", "floor_int",
     "decimal_at_least", "decimal_at_most", "decimal_multiple_regex", "exact_decimal",

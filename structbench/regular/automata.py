@@ -99,11 +99,6 @@ def _postorder(dfa: DFA) -> list[int] | None:
     return order
 
 
-def has_infinitely_many(dfa: DFA | None) -> bool:
-    """Does the (trimmed) DFA accept infinitely many strings: is there a cycle among its states?"""
-    return dfa is not None and _postorder(dfa) is None
-
-
 def accepts_at_least(dfa: DFA | None, k: int) -> bool:
     """Does the (trimmed) DFA accept at least k strings? Infinitely many when it has a cycle; otherwise
     its paths are counted (each move stands for as many strings as its interval has characters)."""

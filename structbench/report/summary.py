@@ -1,4 +1,8 @@
-"""The end-of-sweep summary: valid share with 95% intervals, median mask time, where rows went."""
+"""The end-of-sweep summary: valid share with 95% intervals, median mask time, coverage verdicts, where rows went.
+
+The tables are computed here, from stored rows, so the command line, the sweep callback and the coverage
+experiment's markdown tables (``python -m structbench.experiments.coverage``) all print the same numbers.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,9 @@ import numpy as np
 import pandas as pd
 
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile: every 95% interval in the package uses it
+# The coverage experiment's vocabulary: a schema's compile outcome, and an instance's verdict.
+OUTCOMES = ("ok", "unsupported", "error", "timeout", "no_referee")
+VERDICTS = ("valid_accepted", "valid_rejected", "invalid_accepted", "invalid_rejected")
 
 
 def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -69,6 +76,46 @@ def mask_time_summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def same_schemas(df: pd.DataFrame) -> pd.DataFrame:
+    """The coverage rows of the schema files every strategy in df ran (a strategy run on a sample beside others
+    run on the whole corpus: the side-by-side on that sample)."""
+    files = None
+    for _, g in df.groupby("strategy"):
+        files = set(g["schema_file"]) if files is None else files & set(g["schema_file"])
+    return df[df["schema_file"].isin(files or set())]
+
+
+def coverage_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per subset x strategy: schemas, compiled (declared coverage), outcomes, and the four verdicts
+    (among schemas compiled), with compile and mask time medians."""
+    out = []
+    for (subset, strategy), g in df.groupby(["subset", "strategy"], sort=True):
+        per_schema = g.drop_duplicates("schema_file")
+        inst = g[g["instance"] >= 0]
+        steps = [v for m in inst["mask_us"] if m is not None for v in m]
+        row = {"subset": subset, "strategy": strategy, "schemas": len(per_schema),
+               "compiled": int((per_schema["outcome"] == "ok").sum())}
+        for o in OUTCOMES[1:]:
+            row[o] = int((per_schema["outcome"] == o).sum())
+        row["instances"] = len(inst)
+        for v in VERDICTS:
+            row[v] = int((inst["category"] == v).sum())
+        row["compile_ms_median"] = float(per_schema["compile_ms"].median()) if len(per_schema) else np.nan
+        row["mask_us_median"] = float(np.median(steps)) if steps else np.nan
+        out.append(row)
+    table = pd.DataFrame(out)
+    if not table.empty:
+        total = table.groupby("strategy", sort=True).sum(numeric_only=True).reset_index()
+        total["subset"] = "ALL"
+        for col in ("compile_ms_median", "mask_us_median"):
+            total[col] = [float(df[df["strategy"] == s].drop_duplicates("schema_file")["compile_ms"].median())
+                          if col == "compile_ms_median" else
+                          float(np.median([v for m in df[df["strategy"] == s]["mask_us"] if m is not None for v in m]
+                                          or [np.nan])) for s in total["strategy"]]
+        table = pd.concat([table, total[table.columns]], ignore_index=True)
+    return table
+
+
 def format_summary(df: pd.DataFrame, where: str) -> str:
     if df.empty:
         return f"no rows found ({where})"
@@ -78,10 +125,8 @@ def format_summary(df: pd.DataFrame, where: str) -> str:
         if (df["kind"] == "validity").any():
             parts += ["valid share per trial (95% Wilson interval):", validity_summary(df[df["kind"] == "validity"]).to_string(index=False), ""]
         if (df["kind"] == "coverage").any():
-            from structbench.experiments.coverage import summary_table
-
             parts += ["coverage per subset and strategy (verdicts among the instances of compiled schemas):",
-                      summary_table(df[df["kind"] == "coverage"]).to_string(index=False), ""]
+                      coverage_summary(df[df["kind"] == "coverage"]).to_string(index=False), ""]
         rest = df[df["kind"] != "coverage"]
         masks = mask_time_summary(rest) if not rest.empty else pd.DataFrame()
         if not masks.empty:

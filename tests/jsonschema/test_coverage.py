@@ -154,6 +154,15 @@ def test_coverage_experiment_outcomes_and_one_bad_file_never_stops(tmp_path):
     assert len(corpus_files(tmp_path, sample=2)) == 2 and corpus_files(tmp_path, sample=2) == corpus_files(tmp_path, sample=2)
 
 
+def test_coverage_stops_on_a_strategy_it_does_not_run_instead_of_filing_it_as_an_outcome(tmp_path):
+    from structbench.errors import SettingsError
+    from structbench.experiments.coverage import schema_rows
+    from structbench.lm.vocab import toy_vocabulary
+
+    _write(tmp_path, "Toy---good.json", json.dumps({"schema": {"type": "integer"}, "tests": [{"data": 3}]}))
+    with pytest.raises(SettingsError, match="runs strategy tabled or an engine, not 'naive'"):
+        schema_rows(tmp_path / "Toy---good.json", "naive", toy_vocabulary(), "lesson", 5, 1)
+
 @pytest.mark.parametrize("whitespace", ["lesson", "compact", "flexible"])
 def test_coverage_walks_each_whitespace_policy_and_flags_large_or_empty_schemas(tmp_path, whitespace, monkeypatch):
 

@@ -59,35 +59,81 @@ def _completion_alphabet(schema) -> list[str]:
     return sorted(set('{}[]":,0123456789nultrefas\\u' 'bcdABCDEF') | _schema_chars(schema))
 
 
-def _completion(checker: SchemaChecker, stack, alphabet) -> str | None:
-    """A text over `alphabet` taking `stack` to one where the output may end, following the checker's
-    own moves. Best first, open frames weighing on the cost so the search closes rather than nests:
-    first greedily (heavy weight), then more patiently."""
-    for weight, limit in ((30, 30_000), (6, 60_000)):
-        found = _best_first(checker, stack, alphabet, weight, limit)
-        if found is not None:
-            return found
-    return None
+_SEARCH_STATES = 20_000  # per search, a guard against hangs: the generated schemas need under 3,000
 
 
-def _best_first(checker: SchemaChecker, stack, alphabet, weight: int, limit: int) -> str | None:
-    tie = itertools.count()
-    parent = {stack: None}
-    heap = [(weight * len(stack), next(tie), 0, stack)]
-    while heap and len(parent) < limit:
-        _, _, cost, s = heapq.heappop(heap)
-        if checker.can_end(s):
-            out = []
-            while parent[s] is not None:
-                s, ch = parent[s]
-                out.append(ch)
-            return "".join(reversed(out))
-        for ch in alphabet:
-            nxt = checker.step(s, ch)
-            if nxt is not None and nxt not in parent:
-                parent[nxt] = (s, ch)
-                heapq.heappush(heap, (cost + 1 + weight * len(nxt), next(tie), cost + 1, nxt))
-    return None
+class _ShortestCompletion:
+    """The shortest text over an alphabet that takes a stack to one where the output may end, following
+    the checker's own moves.
+
+    A finished value leaves its parent in the same state however it was written, so the open values are
+    finished one at a time, innermost first, each by a uniform-cost search over its own frame alone
+    (on a bare root frame). A character that opens a value inside it is followed at once by that value's
+    own shortest finish, searched the same way and memoised per frame: the searches stay as small as one
+    frame's states (phases, keys seen, a key's text so far), however deep the completion nests."""
+
+    def __init__(self, checker: SchemaChecker, alphabet):
+        self.checker, self.alphabet = checker, alphabet
+        self._root = checker.start()[0]
+        self._memo: dict = {}
+        self._open: set = set()  # frames whose search is under way: a value never needs itself to finish
+
+    def __call__(self, stack) -> str | None:
+        checker, tail = self.checker, ""
+        while not checker.can_end(stack):
+            seg = self._search(stack)[0] if len(stack) == 1 else self._finish(stack[-1])[0]
+            if seg is None:
+                return None
+            tail += seg
+            after = checker.feed(stack, seg)
+            # A finished number (or union) stays on top until its parent reads the next character.
+            stack = checker.close_top(after) if len(after) == len(stack) > 1 and not checker.can_end(after) else after
+        return tail
+
+    def _finish(self, frame):
+        """The shortest text finishing `frame`'s value, and the frames cut short on the way (their search
+        was under way further down the recursion): a result that cut none is exact, and memoised."""
+        if frame in self._memo:
+            return self._memo[frame], frozenset()
+        if frame in self._open:
+            return None, frozenset({frame})
+        self._open.add(frame)
+        text, cut = self._search((self._root, frame))
+        self._open.discard(frame)
+        cut = cut - {frame}
+        if not cut:
+            self._memo[frame] = text
+        return text, cut
+
+    def _search(self, base):
+        """Uniform-cost search from `base` (its top frame the one to finish) to a stack that may end."""
+        checker, depth, cut = self.checker, len(base), set()
+        tie = itertools.count()
+        best, came, heap = {base: 0}, {base: None}, [(0, next(tie), base)]
+        while heap and len(best) < _SEARCH_STATES:
+            cost, _, s = heapq.heappop(heap)
+            if cost > best[s]:
+                continue
+            if checker.can_end(s):
+                out = []
+                while came[s] is not None:
+                    s, seg = came[s]
+                    out.append(seg)
+                return "".join(reversed(out)), frozenset(cut)
+            for ch in self.alphabet:
+                nxt, seg = checker.step(s, ch), ch
+                while nxt is not None and len(nxt) > depth:  # it opened a value: finish that at once
+                    sub, sub_cut = self._finish(nxt[-1])
+                    cut |= sub_cut
+                    if sub is None:
+                        nxt = None
+                        break
+                    done = checker.feed(nxt, sub)
+                    nxt, seg = (done if len(done) < len(nxt) else checker.close_top(done)), seg + sub
+                if nxt is not None and cost + len(seg) < best.get(nxt, cost + len(seg) + 1):
+                    best[nxt], came[nxt] = cost + len(seg), (s, seg)
+                    heapq.heappush(heap, (cost + len(seg), next(tie), nxt))
+        return None, frozenset(cut)
 
 
 _REFEREES: dict[str, SchemaReferee] = {}
@@ -98,6 +144,15 @@ def _referee(schema) -> SchemaReferee:
     if key not in _REFEREES:
         _REFEREES[key] = SchemaReferee(schema)
     return _REFEREES[key]
+
+
+def _assert_completes(checker: SchemaChecker, schema, text: str, stack) -> None:
+    """Completable, the strong way: the checker's own moves take `text` (read to `stack`) to a text
+    that may end, and the referee accepts it."""
+    tail = _ShortestCompletion(checker, _completion_alphabet(schema))(stack)
+    assert tail is not None, f"no completion of {text!r} under {schema!r}"
+    assert checker.can_end(checker.feed(stack, tail)), (schema, text, tail)
+    assert _referee(schema)(text + tail), (schema, text, tail)
 
 
 def fast(n: int):
@@ -202,10 +257,7 @@ def test_random_walks_are_sound_and_completable(schema, rnd, length):
     if checker.can_end(stack):
         assert referee(text), (schema, text)
     event(f"walk ended complete: {checker.can_end(stack)}")
-    # Completable, the strong way: the checker's own moves finish the text, and the referee agrees.
-    tail = _completion(checker, stack, _completion_alphabet(schema))
-    assert tail is not None, f"no completion of {text!r} under {schema!r}"
-    assert referee(text + tail), (schema, text, tail)
+    _assert_completes(checker, schema, text, stack)
 
 
 @fast(60)
@@ -217,8 +269,44 @@ def test_every_prefix_of_a_valid_document_completes_to_a_valid_one(pair, rnd):
     prefix = text[: rnd.randint(0, len(text))]
     stack = checker.feed(checker.start(), prefix)
     assert stack is not None
-    tail = _completion(checker, stack, _completion_alphabet(schema))
-    assert tail is not None and _referee(schema)(prefix + tail), (schema, prefix, tail)
+    _assert_completes(checker, schema, prefix, stack)
+
+
+@pytest.mark.parametrize("schema,prefix", [
+    # Found by hypothesis: inside a key of an additional property, whose object needs two keys of its own,
+    # and then four required keys of the root, one an object needing another key.
+    ({"type": ["object", "array"],
+      "properties": {
+          "-x": {"type": "object", "additionalProperties": True, "required": ["x-xa"]},
+          " a": {"type": ["array", "null"]},
+          "": {"type": "array", "items": {"type": ["object", "array"],
+                                          "additionalProperties": {"enum": ["---"], "type": "string"},
+                                          "required": ["", "--"]}}},
+      "additionalProperties": {
+          "type": "object",
+          "properties": {
+              "😀-x": {},
+              "": {"enum": ["-😀é", ""], "type": ["integer", "string"]},
+              "😀aéb": {"type": "object",
+                        "properties": {"béxé": {"type": "null"},
+                                       "é😀": {"enum": ["😀b", "xbéa", "", "ééba"], "type": "string"},
+                                       " ": {"type": ["boolean", "array"]}},
+                        "required": ["é😀"]}},
+          "required": ["bxbé", "b éx"]},
+      "required": ["a", "", " a", "-x"]},
+     '{":7a":{"0":5,"/":0,"E]00-5]'),
+    # JSON mode nests without end: every open value, innermost first, inside an escape.
+    ({}, '[[{"a":[{"":{"b":[1,{"c":"x\\ud83d\\u'),
+    ({"type": "array", "items": {"type": "object", "required": ["ab", "b"],
+                                 "properties": {"ab": {"type": "array", "items": {"$comment": "c"}}}}},
+     '[{"b":true,"ab":[[[-0.5e'),
+])
+def test_hard_prefixes_complete(schema, prefix):
+    """Prefixes whose completions are long and nested complete as every live prefix must."""
+    checker = SchemaChecker(schema)
+    stack = checker.feed(checker.start(), prefix)
+    assert stack is not None, prefix
+    _assert_completes(checker, schema, prefix, stack)
 
 
 # --- soundness: constrained sampling ---------------------------------------------------------

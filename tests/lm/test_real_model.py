@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from helpers import ROOT, settings_of
 
-from structbench.bench.prompts import facts_for, messages_for
+from structbench.bench.prompts import Prompts, facts_for, messages_for
 from structbench.bench.runner import build_trial, run_trial
 from structbench.bench.settings import SettingsError, trial_id, trial_identity
 from structbench.bench.store import ROW_SCHEMA, read_results
@@ -196,7 +196,7 @@ def test_vocabulary_is_the_models_own(smollm2):
 @pytest.mark.slow
 def test_model_protocol_and_logits(smollm2):
     t0 = time.perf_counter()
-    model = smollm2.SmolLM2Model(person_task())
+    model = smollm2.SmolLM2Model(Prompts(person_task()))
     print(f"load {time.perf_counter() - t0:.1f} s")
     assert sum(p.numel() for p in model.torch_model.parameters()) == 134_515_008
     state = model.start()

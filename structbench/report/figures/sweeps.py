@@ -39,6 +39,20 @@ from structbench.report.figures.style import (
 )
 
 
+def _retry_cap(df: pd.DataFrame) -> str:
+    """The title's "; retry gives up after N tries" when the sweep ran retry, else nothing."""
+    retry_cap = df.loc[df["strategy"] == "retry", "max_attempts"]
+    return f"; retry gives up after {int(retry_cap.max())} tries" if not retry_cap.empty else ""
+
+
+def _title_and_legend(fig: plt.Figure, ax, title: str) -> None:
+    """A sweep figure's frame: the title on top, one legend of `ax`'s series along the bottom."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.suptitle(title, fontsize=11)
+    fig.legend(handles, labels, frameon=False, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.02))
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+
+
 @drawn_in_style
 def fig_sweep_noise(df: pd.DataFrame) -> plt.Figure:
     """Valid share vs model noise, per task and strategy, with 95% Wilson intervals."""
@@ -68,13 +82,9 @@ def fig_sweep_noise(df: pd.DataFrame) -> plt.Figure:
         ax.set_ylim(-0.02, 1.04)
         ax.yaxis.set_major_formatter(PERCENT)
     axes[0][0].set_ylabel("share of answers valid (95% CI)")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    retry_cap = df.loc[df["strategy"] == "retry", "max_attempts"]
-    suffix = f"; retry gives up after {int(retry_cap.max())} tries" if not retry_cap.empty else ""
     experiment = df["experiment"].iloc[0]
-    fig.suptitle(f"Valid share as the model gets noisier (experiment {experiment}{suffix})", fontsize=11)
-    fig.legend(handles, labels, frameon=False, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    _title_and_legend(fig, axes[0][0],
+                      f"Valid share as the model gets noisier (experiment {experiment}{_retry_cap(df)})")
     return fig
 
 
@@ -114,12 +124,7 @@ def fig_sweep_depth(df: pd.DataFrame) -> plt.Figure:
     ax.set_title(f"Valid share ({n} answers per point)", fontsize=10)
     ax2.set_ylabel("answer length (tokens)")
     ax2.set_title(f"Mean length, whisker to the longest ({cut} cut off)", fontsize=10)
-    handles, labels = ax.get_legend_handles_labels()
-    retry_cap = df.loc[df["strategy"] == "retry", "max_attempts"]
-    suffix = f"; retry gives up after {int(retry_cap.max())} tries" if not retry_cap.empty else ""
-    fig.suptitle(f"Deeper schemas: longer answers, more chances to break{suffix}", fontsize=11)
-    fig.legend(handles, labels, frameon=False, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    _title_and_legend(fig, ax, f"Deeper schemas: longer answers, more chances to break{_retry_cap(df)}")
     return fig
 
 
@@ -152,11 +157,8 @@ def fig_sweep_vocab_mask_time(df: pd.DataFrame) -> plt.Figure:
         ax.set_xlabel("vocabulary size |V| (tokens, log scale)")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
     axes[0][0].set_ylabel("mask time per step (µs, log scale)")
-    handles, labels = axes[0][0].get_legend_handles_labels()
     experiment = df["experiment"].iloc[0]
-    fig.suptitle(f"Mask time per decoding step as the vocabulary grows (experiment {experiment})", fontsize=11)
-    fig.legend(handles, labels, frameon=False, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    _title_and_legend(fig, axes[0][0], f"Mask time per decoding step as the vocabulary grows (experiment {experiment})")
     return fig
 
 

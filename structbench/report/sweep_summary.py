@@ -1,7 +1,8 @@
 """A Hydra callback printing the summary when a sweep ends (part of the entry point, so it may import Hydra).
 
-Each trial appends a line to `<sweep dir>/trials.jsonl`; at the end this reads
-exactly those trials' parts, so a narrowed rerun summarises what it covered.
+Each trial appends a line to `<sweep dir>/trials.jsonl` (structbench.bench.runner.MANIFEST_NAME); at the end
+this reads exactly those trials' parts, so a narrowed rerun summarises what it covered. It lives with the
+summary it prints, above the harness that writes the rows.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ from pathlib import Path
 
 from hydra.experimental.callback import Callback
 
-MANIFEST_NAME = "trials.jsonl"
-
 
 class SweepSummary(Callback):
     def on_multirun_end(self, config, **kwargs) -> None:
+        from structbench.bench.runner import MANIFEST_NAME
+
         manifest = Path(config.hydra.sweep.dir) / MANIFEST_NAME
         if not manifest.exists():
             print("structbench: no trial finished in this sweep", file=sys.stderr)
