@@ -7,6 +7,7 @@ import pytest
 
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import age_task, person_task
+from structbench.extras import install_line
 from structbench.lm.vocab import synthetic_vocabulary
 
 
@@ -41,7 +42,7 @@ TASKS = {"age": age_task, "person": person_task}
 def test_walk(benchmark, vocab, strategy, task_name):
     """One walk of the task's answer: a mask (int32 bitmask) and an advance per token."""
     if strategy != "tabled":
-        pytest.importorskip(strategy)
+        pytest.importorskip(strategy, reason=install_line("engines"))
     task = TASKS[task_name]()
     constraint = compile_constraint(task, vocab, strategy, "schema")
     ids = answer_ids(vocab, task)
@@ -66,7 +67,7 @@ def test_walk_naive(benchmark, vocab, task_name):
 def test_build(benchmark, vocab, strategy, task_name):
     """Compiling the constraint, tables included (outlines-core builds its whole index up front)."""
     if strategy != "tabled":
-        pytest.importorskip(strategy)
+        pytest.importorskip(strategy, reason=install_line("engines"))
     task = TASKS[task_name]()
     benchmark.group = f"build-{task_name}"
     benchmark.extra_info.update(strategy=strategy, task=task_name)

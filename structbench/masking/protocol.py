@@ -20,8 +20,8 @@ checker (structbench.jsonschema.checker.SchemaChecker).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np

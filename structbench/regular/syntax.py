@@ -24,7 +24,15 @@ from dataclasses import dataclass
 
 from structbench.errors import PatternError
 from structbench.limits import current as limits
-from structbench.regular.charsets import CLASS_ESCAPES, DOT, Intervals, complement, normalise, of_text, safe_class_escape
+from structbench.regular.charsets import (
+    CLASS_ESCAPES,
+    DOT,
+    Intervals,
+    complement,
+    normalise,
+    of_text,
+    safe_class_escape,
+)
 
 _CONTROL_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "0": "\0", "a": "\a"}
 

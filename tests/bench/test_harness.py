@@ -15,6 +15,7 @@ from helpers import ROOT, SWEEPS, run_cli, settings_of
 from structbench.bench.runner import build_trial, run_trial
 from structbench.bench.settings import Settings, SettingsError, build_task, trial_id
 from structbench.bench.store import PROVENANCE_COLUMNS, TIMING_COLUMNS, read_results
+from structbench.extras import install_line
 
 UNSTABLE = set(TIMING_COLUMNS) | set(PROVENANCE_COLUMNS)
 
@@ -141,7 +142,7 @@ LAUNCHERS = {
 @pytest.mark.parametrize("launcher", list(LAUNCHERS))
 def test_two_trial_sweep_through_each_launcher_gives_identical_rows(tmp_path, launcher):
     if launcher == "submitit_local":
-        pytest.importorskip("hydra_plugins.hydra_submitit_launcher")
+        pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason=install_line("slurm"))
     args = ["+sweep=validity", "task=age", "strategy=none,tabled", "model.noise=1.0", "n=40", "progress=false"]
     ref = run_cli(*args, f"results_dir={tmp_path / 'ref'}")
     assert ref.returncode == 0, ref.stderr
@@ -156,7 +157,7 @@ def test_two_trial_sweep_through_each_launcher_gives_identical_rows(tmp_path, la
 
 @pytest.mark.slow
 def test_ray_launcher_lands_in_the_same_store(tmp_path):
-    pytest.importorskip("hydra_plugins.hydra_ray_launcher")
+    pytest.importorskip("hydra_plugins.hydra_ray_launcher", reason=install_line("ray"))
     args = ["+sweep=validity", "task=age", "strategy=none,tabled", "model.noise=1.0", "n=20", "progress=false"]
     ref = run_cli(*args, f"results_dir={tmp_path / 'ref'}")
     env = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}

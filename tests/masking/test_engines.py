@@ -3,11 +3,12 @@ from the engine's own words; what is not the engine's verdict passes through; th
 type alone; and every strategy's constraint meets the Constraint protocol."""
 
 import pytest
+from structbench.experiments.coverage import classify_error
 
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task, age_task, person_task
 from structbench.errors import CompileTimeout, EngineRejected, SettingsError
-from structbench.experiments.coverage import classify_error
+from structbench.extras import install_line
 from structbench.lm.vocab import toy_vocabulary
 from structbench.masking import ENGINES, Constraint, engine_constraint
 from structbench.masking.engines.adapter import EngineAdapter
@@ -72,7 +73,7 @@ def test_unknown_engine_and_key_order_are_settings_errors():
 @pytest.mark.parametrize("task", [age_task(), Task("json", "schema", {}, "{}")], ids=["pattern", "schema"])
 def test_every_strategy_meets_the_protocol(strategy, task):
     if strategy in ENGINES:
-        pytest.importorskip(strategy)
+        pytest.importorskip(strategy, reason=install_line("engines"))
     constraint = compile_constraint(task, VOCAB, strategy, "schema")
     assert isinstance(constraint, Constraint)
     state = constraint.start()

@@ -21,9 +21,10 @@ import pytest
 
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import age_task, json_mode_task, nested_task, person_task
+from structbench.extras import install_line
 from structbench.masking import ENGINES
 
-pytest.importorskip("tokenizers")
+pytest.importorskip("tokenizers", reason=install_line("vocabs"))
 EXPONENT = re.compile(r"[0-9][eE]|^[eE][+-]?[0-9]*$|^[+-][0-9]")
 
 
@@ -74,7 +75,7 @@ def walks(llama3):
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("task_name", ["age", "person", "nested", "json_mode"])
 def test_masks_equal_the_engines(llama3, walks, engine, task_name):
-    pytest.importorskip(engine)
+    pytest.importorskip(engine, reason=install_line("engines"))
     task, ids, our_masks, inside = walks[task_name]
     theirs = compile_constraint(task, llama3, engine, "schema")
     state = theirs.start()

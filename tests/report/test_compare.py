@@ -3,8 +3,8 @@
 import shutil
 
 import pyarrow.parquet as pq
-
 from helpers import settings_of
+
 from structbench.bench.runner import run_trial
 from structbench.bench.store import part_files
 from structbench.report.compare import compare_experiment, main

@@ -14,6 +14,7 @@ import importlib
 import numpy as np
 
 from structbench.errors import EngineRejected, EngineUnavailable, SettingsError, StructbenchError, TokenRejected
+from structbench.extras import install_line
 from structbench.lm.vocab import Vocabulary
 from structbench.masking.bitmask import unpack_bits
 from structbench.masking.protocol import WorkCounter
@@ -26,11 +27,10 @@ UNSUPPORTED_WORDS = ("unimplemented", "unsupported", "not supported", "unknown f
 
 class EngineAdapter:
     """One engine prepared for one vocabulary (its tokenizer info, built once). A subclass names the engine,
-    its Python module and install line, and turns a task into a matcher in `_compile`."""
+    its Python module, and turns a task into a matcher in `_compile`; every engine installs with the engines extra."""
 
     name: str = ""
     module: str = ""
-    install: str = ""
     unsupported_words: tuple[str, ...] = UNSUPPORTED_WORDS
 
     @classmethod
@@ -39,8 +39,8 @@ class EngineAdapter:
         try:
             return importlib.import_module(cls.module)
         except ImportError as e:
-            raise EngineUnavailable(f"strategy {cls.name!r} needs the {cls.name} package ({e}); install it with: "
-                                    f"{cls.install}") from None
+            raise EngineUnavailable(f"strategy {cls.name!r} needs the {cls.name} package ({e}); "
+                                    f"{install_line('engines')}") from None
 
     def compile(self, kind: str, spec, whitespace: str = "lesson"):
         """The task compiled into a matcher; EngineRejected if the engine refuses it."""

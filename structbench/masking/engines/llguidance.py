@@ -15,7 +15,6 @@ POLICIES = {"lesson": {"whitespace_flexible": False, "item_separator": ", ?", "k
 
 class LLGuidanceAdapter(EngineAdapter):
     name = module = "llguidance"
-    install = "pip install llguidance"
 
     def __init__(self, vocab: Vocabulary):
         self.llg = llg = self.require()

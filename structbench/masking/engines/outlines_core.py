@@ -11,7 +11,6 @@ from structbench.masking.engines.adapter import EngineAdapter, withheld_tokens
 
 class OutlinesCoreAdapter(EngineAdapter):
     name = module = "outlines_core"
-    install = "pip install outlines-core"
 
     def __init__(self, vocab: Vocabulary):
         self.oc = oc = self.require()

@@ -11,8 +11,6 @@ from structbench.masking.engines.adapter import EngineAdapter, withheld_tokens
 
 class XGrammarAdapter(EngineAdapter):
     name = module = "xgrammar"
-    install = ("pip install torch==2.13.0 && pip install --no-deps xgrammar && "
-               "pip install apache-tvm-ffi pydantic transformers")
 
     def __init__(self, vocab: Vocabulary):
         self.xgr = xgr = self.require()
