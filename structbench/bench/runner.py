@@ -87,15 +87,29 @@ def run_trial(settings, manifest: Path | None = None) -> TrialResult:
     else:
         with using(settings.limits), using_strategy(settings.strategy):
             trial = build_trial(settings)  # every bad setting fails here, before anything is written
+            created = [f for f in (path.parent, *path.parent.parents) if not f.exists()]
             ensure_writable(path.parent)
             t0 = time.perf_counter()
-            rows = experiment_module(settings.kind).run(settings, trial, progress=settings.progress)
+            try:
+                rows = experiment_module(settings.kind).run(settings, trial, progress=settings.progress)
+            except BaseException:
+                _remove_empty(created)  # a trial that fails leaves no empty results folders behind
+                raise
         common = _common_columns(settings, trial, tid)
         write_part([{**common, **row} for row in rows], path)
         result = TrialResult(tid, path, False, len(rows), time.perf_counter() - t0)
     if manifest is not None:
         _record(manifest, result)
     return result
+
+
+def _remove_empty(folders) -> None:
+    """Remove the folders this trial created (innermost first) while they are empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def _common_columns(settings: Settings, trial: Trial, tid: str) -> dict:

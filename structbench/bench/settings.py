@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import pkgutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -48,8 +49,15 @@ TASKS = {
 }
 VOCABS = ("toy", "synthetic") + REAL_VOCABS + ("smollm2",)
 MODELS = ("toy", "smollm2")
-EXPERIMENT_KINDS = ("validity", "speed", "lesson", "coverage")
 LESSON_PARTS = ("first_step", "mask_table", "distortion", "formulas", "length", "retry", "work")
+
+
+def experiment_kinds() -> tuple[str, ...]:
+    """The experiment kinds: the modules of structbench.experiments (listed, not imported; the runner loads a
+    trial's kind by name), so adding an experiment is one module there and one sweep file."""
+    import structbench.experiments as package
+
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_")))
 
 
 def _choice(value, options, what: str) -> str:
@@ -147,7 +155,7 @@ class Settings(Mapping):
             return settings
         composed = copy.deepcopy(dict(settings))  # the identity never changes under the caller's feet
         get = composed.get
-        kind = _choice(get("kind"), EXPERIMENT_KINDS, "experiment kind")
+        kind = _choice(get("kind"), experiment_kinds(), "experiment kind")
         limits = Limits.from_settings(get("limits"))
         if kind == "lesson":
             _choice(get("part"), LESSON_PARTS, "lesson part")

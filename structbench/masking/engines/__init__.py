@@ -8,7 +8,7 @@ The declared policy (the lesson's checker with key_order="schema"):
 * properties in schema order (all three engines' convention);
 * llguidance runs with `no_forcing` (otherwise forced positions allow one canonical token).
 
-Differences that remain, inside string contents and numbers, are listed in the README. The engines are an
+Differences that remain, inside string contents and numbers, are listed in docs/design.md. The engines are an
 optional extra; a missing one raises EngineUnavailable with the exact install line, and a task an engine
 refuses raises EngineRejected (its `unsupported` says whether the engine declared it out of its scope).
 """
