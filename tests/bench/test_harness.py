@@ -160,6 +160,7 @@ def test_ray_launcher_lands_in_the_same_store(tmp_path):
     pytest.importorskip("hydra_plugins.hydra_ray_launcher", reason=install_line("ray"))
     args = ["+sweep=validity", "task=age", "strategy=none,tabled", "model.noise=1.0", "n=20", "progress=false"]
     ref = run_cli(*args, f"results_dir={tmp_path / 'ref'}")
+    assert ref.returncode == 0, ref.stderr
     env = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
     out = run_cli(*args, "hydra/launcher=ray", "+hydra.launcher.ray.init.num_cpus=2",
                   "+hydra.launcher.ray.init.include_dashboard=false", f"results_dir={tmp_path / 'ray'}", env=env, timeout=900)
