@@ -23,8 +23,16 @@ import signal
 import time
 from pathlib import Path
 
+from structbench.bench.files import read_text_file
 from structbench.bench.referees import SchemaReferee
-from structbench.errors import CompileTimeout, EngineRejected, InvalidSchema, SettingsError, UnsupportedSchema
+from structbench.errors import (
+    CompileTimeout,
+    EngineRejected,
+    InputFileError,
+    InvalidSchema,
+    SettingsError,
+    UnsupportedSchema,
+)
 from structbench.jsonschema.refs import follow_refs
 from structbench.limits import current as limits
 from structbench.masking import ENGINES
@@ -249,10 +257,11 @@ def schema_rows(path: Path, strategy: str, vocab, whitespace: str, timeout_s: fl
     base = {"task": path.stem, "subset": subset_of(path), "schema_file": path.name, "whitespace": whitespace}
     # The file itself.
     try:
-        if path.stat().st_size > limits().max_schema_bytes:
-            return [{**base, "outcome": "error", "outcome_detail": f"file larger than {limits().max_schema_bytes} bytes",
-                     "instance": -1}]
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        text = read_text_file(path, "corpus file")
+    except InputFileError as e:
+        return [{**base, "outcome": "error", "outcome_detail": str(e)[:300], "instance": -1}]
+    try:
+        doc = json.loads(text)
         schema, tests = doc["schema"], doc.get("tests", [])
         if not isinstance(tests, list):
             raise KeyError("tests")

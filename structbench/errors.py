@@ -21,6 +21,11 @@ class SettingsError(StructbenchError, ValueError):
     """A trial's settings are malformed, unknown or inconsistent; the message names the setting."""
 
 
+class InputFileError(StructbenchError, ValueError):
+    """A file given as input (a schema, a pattern, a corpus file) that cannot be read as asked: missing, not a
+    regular file, over the size limit, unreadable or not UTF-8 text. The message names the file."""
+
+
 class StoreError(StructbenchError, OSError):
     """The results directory cannot be used."""
 

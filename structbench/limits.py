@@ -26,7 +26,7 @@ class Limits:
     max_bound_digits: int = 40             # digits of an integer or decimal bound written as a language
     max_multiple_of: int = 1000            # a whole multipleOf up to this is a language of multiples
     # --- schemas (structbench/jsonschema) ---
-    max_schema_bytes: int = 2_000_000      # a schema file of the coverage sweep's corpus
+    max_schema_bytes: int = 2_000_000      # an input file read from disk: task=file, a coverage corpus file
     max_schema_nodes: int = 20_000         # compiled nodes of one schema
     max_branches: int = 64                 # branches of one anyOf / oneOf after rewriting
     max_pattern_properties: int = 4        # patternProperties beside one another in one object

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
+from structbench.bench.files import read_text_file
 from structbench.bench.referees import PatternReferee, SchemaReferee
 from structbench.limits import current as limits
 from structbench.regular import compile_pattern
@@ -162,9 +163,9 @@ def file_task(path: str, reference: str, kind: str = "schema", opening: str | No
     from structbench.jsonschema.checker import SchemaChecker
 
     p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"task file {str(p)!r} does not exist")
-    text = p.read_text(encoding="utf-8")
+    if kind not in ("schema", "pattern"):
+        raise ValueError(f"task file kind must be 'schema' or 'pattern', got {kind!r}")
+    text = read_text_file(p, "task file")
     if kind == "schema":
         try:
             spec = json.loads(text)
