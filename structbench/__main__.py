@@ -5,7 +5,8 @@ hydra.mode=MULTIRUN). This is the only module that imports Hydra (with the sweep
 
 Every error a user can cause ends the same way: one line, `structbench: error: ...`, on stderr, and exit
 status 2. Ours (StructbenchError, and a ValueError met outside our own checks) are caught where the trial
-runs, in each job of a sweep; Hydra's own (an unknown config choice such as strategy=foo, a misspelled key
+runs, in each job of a sweep, and so are OSError, MemoryError, RecursionError and arithmetic errors (an
+input that outgrew the machine: named by type, see :func:`resource_error`); Hydra's own (an unknown config choice such as strategy=foo, a misspelled key
 such as n_sampels=5, an override that does not parse) are raised to :func:`cli` and put on one line there.
 HYDRA_FULL_ERROR=1 keeps Hydra's full report and traceback.
 """
@@ -43,6 +44,9 @@ def main(cfg: DictConfig) -> None:
     except (StructbenchError, ValueError) as e:  # ValueError: a bad value met outside our own checks
         print(f"structbench: error: {e}", file=sys.stderr)
         sys.exit(2)
+    except (OSError, MemoryError, RecursionError, ArithmeticError) as e:  # an input that outgrew the machine
+        print(f"structbench: error: {resource_error(e)}", file=sys.stderr)
+        sys.exit(2)
     what = "skipped (already stored)" if result.skipped else f"{result.n_rows} rows in {result.seconds:.2f} s"
     print(f"[{result.trial_id}] {what} -> {result.path}")
     if hc.mode != RunMode.MULTIRUN and not result.skipped:
@@ -50,6 +54,17 @@ def main(cfg: DictConfig) -> None:
         from structbench.report.summary import format_summary
 
         print(format_summary(read_results(files=[result.path]), str(result.path)))
+
+
+def resource_error(error: BaseException) -> str:
+    """An error no check of ours caught (a file that cannot be read, memory or Python's recursion limit run out,
+    a number out of range), named with its type, on one line."""
+    if isinstance(error, MemoryError):
+        return "MemoryError: out of memory (an input or a setting too large for this machine)"
+    if isinstance(error, RecursionError):
+        return "RecursionError: nesting deeper than Python's recursion limit (an input nested too deeply)"
+    message = (str(error).strip().splitlines() or [""])[0]
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
 def one_line(error: BaseException) -> str:

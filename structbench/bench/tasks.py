@@ -162,6 +162,12 @@ def file_task(path: str, reference: str, kind: str = "schema", opening: str | No
 
     from structbench.jsonschema.checker import SchemaChecker
 
+    # "???" is how Hydra writes a required value nobody gave (conf/task/file.yaml): missing, not a name.
+    if path in ("", "???", None):
+        raise ValueError("task=file needs task.path, the schema (JSON) or pattern (text) file to read")
+    if reference == "???":
+        raise ValueError("task=file needs task.reference, a valid answer the toy model copies; on the command "
+                         "line quote it: \"task.reference='{\\\"a\\\": 1}'\"")
     p = Path(path)
     if kind not in ("schema", "pattern"):
         raise ValueError(f"task file kind must be 'schema' or 'pattern', got {kind!r}")
