@@ -315,11 +315,12 @@ def schema_rows(path: Path, strategy: str, vocab, whitespace: str, timeout_s: fl
     return rows
 
 
-def run(settings: dict, trial, progress: bool = False) -> list[dict]:
+def run(settings, trial, progress: bool = False) -> list[dict]:
+    """settings: the trial's structbench.bench.settings.Settings."""
     from tqdm import tqdm
 
-    strategy = settings["strategy"]["name"]
-    whitespace = settings.get("whitespace", "lesson")
+    # The corpus keys are the coverage sweep's own (conf/sweep/coverage.yaml): read from the composed settings.
+    strategy, whitespace = settings.strategy.name, settings.whitespace
     files = corpus_files(settings["corpus_dir"], settings.get("subset", "all"), settings.get("sample"))
     rows = []
     for path in tqdm(files, desc=f"coverage/{strategy}/{settings.get('subset', 'all')}", disable=not progress,

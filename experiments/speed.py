@@ -29,8 +29,9 @@ def prepare_vocabulary(strategy: str, vocab) -> None:
         vocab_codes(vocab)
 
 
-def run(settings: dict, trial, progress: bool = False) -> list[dict]:
-    strategy = settings["strategy"]["name"]
+def run(settings, trial, progress: bool = False) -> list[dict]:
+    """settings: the trial's structbench.bench.settings.Settings."""
+    strategy = settings.strategy.name
     if strategy in UNCONSTRAINED:
         raise ValueError(f"the speed experiment times masks; strategy {strategy!r} builds none "
                          f"(use naive, tabled or an engine)")
@@ -43,12 +44,11 @@ def run(settings: dict, trial, progress: bool = False) -> list[dict]:
         raise WalkError(f"vocabulary {vocab.name!r} does not spell {answer!r} token by token")
     prepare_vocabulary(strategy, vocab)  # per-vocabulary setup, shared by every grammar: not part of compile_ms
     t0 = time.perf_counter()
-    constraint = compile_constraint(task, vocab, strategy, settings.get("key_order", "any"),
-                                    settings.get("whitespace", "lesson"))
+    constraint = compile_constraint(task, vocab, strategy, settings.key_order, settings.whitespace)
     compile_ms = (time.perf_counter() - t0) * 1000
     compile_work, compile_masks = constraint.work.chars, constraint.work.masks_built
     rows = []
-    for sample in tqdm(range(settings["n"]), desc=trial.label, disable=not progress, leave=False):
+    for sample in tqdm(range(settings.n), desc=trial.label, disable=not progress, leave=False):
         chars0, reads0, built0 = constraint.work.chars, constraint.work.reads, constraint.work.masks_built
         mask_us, allowed_counts = [], []
         t_walk = time.perf_counter()

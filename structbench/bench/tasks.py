@@ -178,11 +178,9 @@ def file_task(path: str, reference: str, kind: str = "schema", opening: str | No
         except json.JSONDecodeError as e:
             raise ValueError(f"schema file {str(p)!r} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
         SchemaChecker(spec)  # unsupported keywords are declared now, not at the first token
-    elif kind == "pattern":
+    else:  # a pattern
         spec = text.rstrip("\n")
         compile_pattern(spec)
-    else:
-        raise ValueError(f"task file kind must be 'schema' or 'pattern', got {kind!r}")
     if not isinstance(reference, str):
         raise ValueError("task.reference must be a string; on the command line quote it: task.reference='{\"x\": 1}'")
     if not reference:

@@ -2,7 +2,6 @@
 check of ours anticipates (Python's recursion limit, a file the system cannot read)."""
 
 import pytest
-
 from helpers import run_cli
 
 

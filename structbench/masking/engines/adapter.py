@@ -60,6 +60,17 @@ class EngineAdapter:
         raise NotImplementedError
 
 
+class NativeMatcher:
+    """An engine's own matcher behind the four calls EngineConstraint makes: `reset()`, `fill(buffer)` (the next
+    bitmask into int32 words), `accept(token_id)` and `complete()`. Each engine maps the last three onto its API."""
+
+    def __init__(self, native):
+        self.native = native
+
+    def reset(self):
+        self.native.reset()
+
+
 class EngineConstraint:
     """One compiled grammar of an engine, as a :class:`~structbench.masking.protocol.Constraint`. `start()`
     resets the one matcher and returns it as the state, `advance` moves it; answers are walked one at a time."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from structbench.lm.vocab import Vocabulary
-from structbench.masking.engines.adapter import EngineAdapter, withheld_tokens
+from structbench.masking.engines.adapter import EngineAdapter, NativeMatcher, withheld_tokens
 
 POLICIES = {"lesson": {"whitespace_flexible": False, "item_separator": ", ?", "key_separator": ": ?"},
             "compact": {"whitespace_flexible": False, "item_separator": ",", "key_separator": ":"},
@@ -63,18 +63,12 @@ class ByteTokenizer:
         return out
 
 
-class _Matcher:
-    def __init__(self, matcher):
-        self.m = matcher
-
-    def reset(self):
-        self.m.reset()
-
+class _Matcher(NativeMatcher):
     def fill(self, buffer):
-        self.m.unsafe_compute_mask_ptr(buffer.ctypes.data, buffer.nbytes)
+        self.native.unsafe_compute_mask_ptr(buffer.ctypes.data, buffer.nbytes)
 
     def accept(self, token_id) -> bool:
-        return self.m.consume_token(token_id) and not self.m.is_error()
+        return self.native.consume_token(token_id) and not self.native.is_error()
 
     def complete(self) -> bool:
-        return self.m.is_accepting()
+        return self.native.is_accepting()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from structbench.lm.vocab import Vocabulary
-from structbench.masking.engines.adapter import EngineAdapter, withheld_tokens
+from structbench.masking.engines.adapter import EngineAdapter, NativeMatcher, withheld_tokens
 
 
 class OutlinesCoreAdapter(EngineAdapter):
@@ -40,22 +40,16 @@ class OutlinesCoreAdapter(EngineAdapter):
         return _Matcher(self.oc.Guide(index))
 
 
-class _Matcher:
-    def __init__(self, guide):
-        self.g = guide
-
-    def reset(self):
-        self.g.reset()
-
+class _Matcher(NativeMatcher):
     def fill(self, buffer):
-        self.g.write_mask_into(buffer.ctypes.data, buffer.size, 4)
+        self.native.write_mask_into(buffer.ctypes.data, buffer.size, 4)
 
     def accept(self, token_id) -> bool:
         try:
-            self.g.advance(token_id, return_tokens=False)
+            self.native.advance(token_id, return_tokens=False)
         except ValueError:
             return False
         return True
 
     def complete(self) -> bool:
-        return self.g.is_finished()
+        return self.native.is_finished()

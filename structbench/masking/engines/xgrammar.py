@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from structbench.lm.vocab import Vocabulary
-from structbench.masking.engines.adapter import EngineAdapter, withheld_tokens
+from structbench.masking.engines.adapter import EngineAdapter, NativeMatcher, withheld_tokens
 
 
 class XGrammarAdapter(EngineAdapter):
@@ -37,18 +37,12 @@ class XGrammarAdapter(EngineAdapter):
         return _Matcher(xgr.GrammarMatcher(compiled))
 
 
-class _Matcher:
-    def __init__(self, matcher):
-        self.m = matcher
-
-    def reset(self):
-        self.m.reset()
-
+class _Matcher(NativeMatcher):
     def fill(self, buffer):
-        self.m.fill_next_token_bitmask(buffer.reshape(1, -1))
+        self.native.fill_next_token_bitmask(buffer.reshape(1, -1))
 
     def accept(self, token_id) -> bool:
-        return self.m.accept_token(token_id)
+        return self.native.accept_token(token_id)
 
     def complete(self) -> bool:
-        return self.m.is_completed()
+        return self.native.is_completed()

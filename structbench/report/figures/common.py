@@ -12,7 +12,7 @@ from structbench.bench.settings import MODELS, TASKS
 from structbench.bench.strategies import STRATEGIES
 from structbench.errors import MissingRows
 from structbench.lm.vocab import EOS
-from structbench.report.figures.style import PERCENT, PURPLE, TASK_COLORS
+from structbench.report.figures.style import BLUE, MUTED, PERCENT, PURPLE, TASK_COLORS
 from structbench.report.summary import Z95, wilson_interval
 
 
@@ -70,6 +70,18 @@ def legend_below(ax_or_fig, handles=None, ncol=4, y=-0.18, **kw):
     """A legend under the axes, outside the data."""
     kwargs = dict(frameon=False, loc="upper center", ncol=ncol, bbox_to_anchor=(0.5, y), **kw)
     return ax_or_fig.legend(handles=handles, **kwargs) if handles is not None else ax_or_fig.legend(**kwargs)
+
+
+def before_and_after_bars(ax, before, after, labels: tuple[str, str], fontsize: float) -> np.ndarray:
+    """Two bars per x, what the model wanted (grey) beside what came out (blue), each with its value written on
+    top; returns the x positions."""
+    x = np.arange(len(before))
+    ax.bar(x - 0.2, before, 0.4, color=MUTED, label=labels[0])
+    ax.bar(x + 0.2, after, 0.4, color=BLUE, label=labels[1])
+    for xi, (bv, av) in enumerate(zip(before, after)):
+        ax.text(xi - 0.2, bv + 0.02, f"{bv:.2f}", ha="center", fontsize=fontsize)
+        ax.text(xi + 0.2, av + 0.02, f"{av:.2f}", ha="center", fontsize=fontsize, color=BLUE)
+    return x
 
 
 def dodge(names, width) -> dict:

@@ -15,6 +15,7 @@ from matplotlib.ticker import FuncFormatter
 from structbench.bench.referees import CATEGORIES
 from structbench.errors import MissingRows
 from structbench.report.figures.common import (
+    before_and_after_bars,
     draw_retry,
     figure_rows,
     legend_below,
@@ -110,12 +111,7 @@ def fig_masked_step(df: pd.DataFrame) -> plt.Figure:
     rest = by_belief.index.difference(shown)
     b, a = before.loc[shown, "y"].to_numpy(), after.reindex(shown)["y"].fillna(0).to_numpy()
     fig, ax = plt.subplots(figsize=(6, 3.4))
-    x = np.arange(len(shown))
-    ax.bar(x - 0.2, b, 0.4, color=MUTED, label="what the model wanted")
-    ax.bar(x + 0.2, a, 0.4, color=BLUE, label="after the mask")
-    for xi, (bv, av) in enumerate(zip(b, a)):
-        ax.text(xi - 0.2, bv + 0.02, f"{bv:.2f}", ha="center", fontsize=8)
-        ax.text(xi + 0.2, av + 0.02, f"{av:.2f}", ha="center", fontsize=8, color=BLUE)
+    x = before_and_after_bars(ax, b, a, ("what the model wanted", "after the mask"), fontsize=8)
     ax.set_xticks(x, [token_label(t) for t in before.loc[shown, "label"]])
     ax.set_xlim(-0.6, max(len(shown), 2) - 0.4)
     ax.set_xlabel(f"first token: the model's likeliest (1% or more) and the allowed ones\n"
@@ -203,12 +199,8 @@ def fig_distortion(df: pd.DataFrame) -> plt.Figure:
     answers = sorted(set(cond.index) | set(masked.index))
     c, m = cond.reindex(answers).fillna(0).to_numpy(), masked.reindex(answers).fillna(0).to_numpy()
     fig, ax = plt.subplots(figsize=(5.8, 3.6))
-    x = np.arange(len(answers))
-    ax.bar(x - 0.2, c, 0.4, color=MUTED, label="model's own odds among valid answers")
-    ax.bar(x + 0.2, m, 0.4, color=BLUE, label="what token-by-token masking produces")
-    for xi, (cv, mv) in enumerate(zip(c, m)):
-        ax.text(xi - 0.2, cv + 0.02, f"{cv:.2f}", ha="center", fontsize=8.5)
-        ax.text(xi + 0.2, mv + 0.02, f"{mv:.2f}", ha="center", fontsize=8.5, color=BLUE)
+    x = before_and_after_bars(ax, c, m, ("model's own odds among valid answers", "what token-by-token masking produces"),
+                              fontsize=8.5)
     ax.set_xticks(x, answers)
     ax.set_xlabel("valid answer (two tokens, must end in y)")
     ax.set_ylim(0, 1.25)
