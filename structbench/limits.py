@@ -15,16 +15,19 @@ import contextvars
 import dataclasses
 from dataclasses import dataclass, fields
 
-from structbench.errors import SettingsError
+from structbench.errors import LimitExceeded, SettingsError
 
 
 @dataclass(frozen=True)
 class Limits:
     # --- patterns and automata (structbench/regular) ---
     max_repeat: int = 1000                 # a counted repeat {m,n} is expanded by copying: n at most this
+    max_nfa_states: int = 200_000          # states of one pattern's NFA (nested counted repeats multiply)
     max_dfa_states: int = 20_000           # states of one automaton construction (product, search, ...)
     max_bound_digits: int = 40             # digits of an integer or decimal bound written as a language
     max_multiple_of: int = 1000            # a whole multipleOf up to this is a language of multiples
+    max_literal_states: int = 1_000_000    # states of the trie of an enum's strings (one per distinct prefix)
+    max_nesting: int = 128                 # groups nested in a pattern; objects and arrays nested in a schema
     # --- schemas (structbench/jsonschema) ---
     max_schema_bytes: int = 2_000_000      # an input file read from disk: task=file, a coverage corpus file
     max_schema_nodes: int = 20_000         # compiled nodes of one schema
@@ -36,12 +39,21 @@ class Limits:
     max_proof_depth: int = 8               # nesting an exclusivity proof (oneOf) looks through
     max_flexible_whitespace: int = 64      # whitespace=flexible: characters of one run of whitespace
     max_key_order_depth: int = 60          # coverage: an instance's keys put in schema order to this nesting
+    # --- referee (structbench/bench/referees.py) ---
+    referee_seconds: int = 2               # wall-clock seconds to judge one answer (a backtracking `pattern`)
     # --- tabled masks (structbench/masking) ---
     max_eager_states: int = 5000           # machine states tabled up front; beyond, each when first met
     split_depth: int = 4                   # context split: stacks this deep are explored at compile time
     split_stacks: int = 20_000             # ... and at most this many of them
+    precompute_steps: int = 250_000        # machine steps tabling ahead may take; beyond, each state when first met
+    precompute_token_chars: int = 200_000_000  # token characters the masks tabled ahead may walk; beyond, likewise
+    mask_steps: int = 5_000_000            # machine steps one mask may take (states met for the first time)
+    # --- vocabularies (structbench/lm) ---
+    max_vocab_size: int = 262_144          # tokens of a synthetic vocabulary (the largest real ones: Gemma's 262,144)
     # --- tasks ---
     max_nested_depth: int = 32             # task=nested: schema_depth at most this
+    # --- samplers (structbench/samplers) ---
+    max_particles: int = 4096              # smc / awrs: particles per answer
 
     @classmethod
     def from_settings(cls, overrides: dict | None) -> "Limits":
@@ -65,6 +77,28 @@ class Limits:
 
 DEFAULT = Limits()
 _ACTIVE: contextvars.ContextVar[Limits] = contextvars.ContextVar("structbench_limits", default=DEFAULT)
+
+
+def exceeded(name: str, what: str, error=None):
+    """The error for work or size past ``limits.<name>``: says what went past it, the limit's value and how to
+    raise it. `error` is the LimitExceeded subclass to raise (LimitExceeded itself by default)."""
+    value = getattr(current(), name)
+    return (error or LimitExceeded)(f"{what} (limits.{name} = {value:,}; raise it with +limits.{name}=N)")
+
+
+class Fuel:
+    """The work one operation may do, counted in steps against ``limits.<name>``: every loop that grows with
+    the input draws from it with :meth:`spend`, and the step past the limit raises LimitExceeded naming it."""
+
+    def __init__(self, name: str, what: str):
+        self.name, self.what = name, what
+        self.limit = getattr(current(), name)
+        self.left = self.limit
+
+    def spend(self, steps: int = 1) -> None:
+        self.left -= steps
+        if self.left < 0:
+            raise exceeded(self.name, f"{self.what} took more than {self.limit:,} steps")
 
 
 def current() -> Limits:

@@ -83,6 +83,7 @@ class SchemaChecker(ObjectKeys):
         self.schema, self.key_order, self.whitespace, self.numbers = schema, key_order, whitespace, numbers
         self.root, self.nodes = compile_schema(schema, numbers)
         self._ordered = key_order == "schema"
+        self._key_indexes: dict = {}  # node id -> its property names sorted, and their children (ObjectKeys)
         if self._ordered:
             for node in self.nodes:
                 if node.properties and "object" in node.kinds and not node.alts and (not node.strict or node.patterns):

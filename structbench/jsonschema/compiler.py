@@ -48,6 +48,7 @@ from structbench.jsonschema.rewrites import (
 )
 from structbench.jsonschema.scalars import number_language, string_language
 from structbench.limits import current as limits
+from structbench.limits import exceeded
 
 
 def compile_schema(schema, numbers: str = "json") -> tuple[int, list[Node]]:
@@ -55,6 +56,7 @@ def compile_schema(schema, numbers: str = "json") -> tuple[int, list[Node]]:
 
     A oneOf whose branches are not provably exclusive is compiled again with those branches told apart
     by absent keys (rewrites.exclusive_by_absence), one oneOf at a time, until every proof holds."""
+    check_nesting(schema, "the schema")
     by_absence: dict = {}
     while True:
         compiler = SchemaCompiler(schema, numbers, by_absence)
@@ -71,6 +73,19 @@ def compile_schema(schema, numbers: str = "json") -> tuple[int, list[Node]]:
             if e.path in by_absence:
                 raise
             by_absence = {**by_absence, e.path: e.pairs}
+
+
+def check_nesting(value, what: str) -> None:
+    """LimitExceeded when a JSON value nests objects and arrays deeper than `limits.max_nesting`: the compiler
+    recurses per level, and a limit named here beats Python's recursion limit hit somewhere inside. Iterative."""
+    cap = limits().max_nesting
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > cap:
+                raise exceeded("max_nesting", f"{what} nests objects and arrays more than {cap} deep")
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
 
 
 class SchemaCompiler(ContainerRules, Completion, Exclusivity):

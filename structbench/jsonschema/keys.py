@@ -8,6 +8,8 @@ A mixin of :class:`structbench.jsonschema.checker.SchemaChecker` (reads ``self.n
 
 from __future__ import annotations
 
+import bisect
+
 from structbench.jsonschema.frames import COLON, KEY, Frame, Stack
 from structbench.jsonschema.strings import (
     ANY_CHAR,
@@ -26,6 +28,45 @@ OTHER = "\x00\x01other"  # a key that is no prefix of any property name (its tex
 
 class ObjectKeys:
     """The key rules of SchemaChecker."""
+
+    def _names_from(self, node_id: int, text: str):
+        """The node's property names that start with `text`, in code-point order: a bisection of the names
+        sorted once per node, so a key's character costs O(log n), not a scan of every name."""
+        names = self._key_index(node_id)[0]
+        i = bisect.bisect_left(names, text)
+        while i < len(names) and names[i].startswith(text):
+            yield names[i]
+            i += 1
+
+    def _key_index(self, node_id: int) -> tuple[list[str], dict[str, int]]:
+        """A node's property names sorted, and the child of each (the first listed, as child_for_key reads)."""
+        index = self._key_indexes.get(node_id)
+        if index is None:
+            children: dict[str, int] = {}
+            for name, child in self.nodes[node_id].properties:
+                children.setdefault(name, child)
+            index = self._key_indexes[node_id] = (sorted(children), children)
+        return index
+
+    def _is_property(self, node_id: int, text: str) -> bool:
+        return next(self._names_from(node_id, text), None) == text
+
+    def _is_available(self, frame: Frame, name: str) -> bool:
+        """May property `name` come next? (Unordered keys: `_available` without listing every name.)"""
+        node = self.nodes[frame.node]
+        child = self._key_index(frame.node)[1].get(name)
+        if child is None or name in frame.seen or not self.nodes[child].kinds:
+            return False
+        if node.max_props is not None and name not in node.required:
+            if frame.count + 1 + len(node.required - frame.seen) > node.max_props:  # room for required keys only
+                return False
+        return node.key_dfa is None or node.key_dfa.accepts(name)
+
+    def _available_from(self, frame: Frame, text: str):
+        """The property names that may come next and start with `text`."""
+        if self._ordered:
+            return (name for name in self._available(frame) if name.startswith(text))
+        return (name for name in self._names_from(frame.node, text) if self._is_available(frame, name))
 
     def _available(self, frame: Frame) -> list[str]:
         """The property names that may come next (whose value can be finished, with room left)."""
@@ -65,7 +106,7 @@ class ObjectKeys:
         node = self.nodes[frame.node]
         if node.max_props is not None and frame.count >= node.max_props:
             return False
-        return bool(self._available(frame)) or self._others_allowed(frame)
+        return next(self._available_from(frame, ""), None) is not None or self._others_allowed(frame)
 
     def _may_close(self, frame: Frame) -> bool:
         node = self.nodes[frame.node]
@@ -83,9 +124,9 @@ class ObjectKeys:
         cands: the code points the next character may be (None: the key may also end here)."""
         node = self.nodes[frame.node]
         if text != OTHER:
-            for name in self._available(frame):
-                if name.startswith(text) and (cands is None and name == text or len(name) > len(text) and (
-                        cands is None or in_intervals(cands, ord(name[len(text)])))):
+            for name in self._available_from(frame, text):
+                if cands is None and name == text or len(name) > len(text) and (
+                        cands is None or in_intervals(cands, ord(name[len(text)]))):
                     return True
         if not self._others_allowed(frame):
             return False
@@ -127,8 +168,8 @@ class ObjectKeys:
             if not self._key_live(top, top.text, top.ks, cands):
                 return None
             if not top.ks and not node.distinct_keys and self._others_allowed(top) and top.text != OTHER and not any(
-                    n.startswith(top.text) and len(n) > len(top.text) and in_intervals(cands, ord(n[len(top.text)]))
-                    for n, _ in node.properties):
+                    len(n) > len(top.text) and in_intervals(cands, ord(n[len(top.text)]))
+                    for n in self._names_from(top.node, top.text)):
                 # No property name continues this way (a forbidden or used one included, which must still be
                 # told apart): the key is some other key, its text no longer matters.
                 prog = collapsible(got.esc)
@@ -145,7 +186,7 @@ class ObjectKeys:
             text = top.text
         else:
             text = top.text + c
-            if not node.distinct_keys and not any(name.startswith(text) for name, _ in node.properties):
+            if not node.distinct_keys and next(self._names_from(top.node, text), None) is None:
                 text = OTHER
         ks = tuple(None if s is None else d.step(s, c) for d, s in zip(self._key_dfas(node), top.ks))
         if not node.tracks_keys and not node.distinct_keys and not ks and self._others_allowed(top):
@@ -158,15 +199,14 @@ class ObjectKeys:
         """The key's closing quote: pick the value's node, or refuse."""
         node = self.nodes[top.node]
         text = top.text
-        names = self._available(top)
         child = None
-        if text in names:
+        if text != OTHER and (self._is_available(top, text) if not self._ordered else text in self._available(top)):
             child = node.child_for_key(text, frozenset())
             if self._ordered:
                 at = next(i for i, (name, _) in enumerate(node.properties) if name == text) + 1
                 return rest + (top._replace(phase=COLON, at=at, child=child, text="", esc="", ks=(),
                                             count=top.count + 1),)
-        elif self._others_allowed(top) and not (text != OTHER and any(name == text for name, _ in node.properties)):
+        elif self._others_allowed(top) and not (text != OTHER and self._is_property(top.node, text)):
             if node.key_dfa is not None:
                 if top.ks[0] is None or top.ks[0] not in node.key_dfa.accepting:
                     return None
@@ -182,7 +222,7 @@ class ObjectKeys:
             if text in seen:
                 return None
             seen = seen | {text}
-        elif node.required and text in node.required or not self._ordered and text != OTHER and node.properties and any(n == text for n, _ in node.properties):
+        elif node.required and text in node.required or not self._ordered and text != OTHER and self._is_property(top.node, text):
             seen = seen | {text}
         count = min(top.count + 1, max(node.min_props, node.max_props or 0)) if node.counts_keys else top.count
         return rest + (top._replace(phase=COLON, child=child, text="", esc="", ks=(), seen=seen, ws=0, count=count),)

@@ -8,6 +8,9 @@ A language the construction cannot build within the caps is refused (Unsupported
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 from structbench.errors import (
     InvalidSchema,
     PatternError,
@@ -99,11 +102,28 @@ def _check_number_keywords(s: dict, path: str) -> list:
     for w, v in bounds:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise InvalidSchema(f"{w} must be a number at {path}/{w}")
+        _check_finite(w, v, path)
     multiple = s.get("multipleOf")
     if multiple is not None and (isinstance(multiple, bool) or not isinstance(multiple, (int, float))
-                                 or multiple <= 0):
+                                 or not multiple > 0):
         raise InvalidSchema(f"multipleOf must be a number > 0 at {path}/multipleOf")
+    if multiple is not None:
+        _check_finite("multipleOf", multiple, path)
     return bounds
+
+
+_NON_FINITE_NAMES = {"inf": "Infinity", "-inf": "-Infinity", "nan": "NaN"}  # as Python's json writes them
+
+
+def _check_finite(keyword: str, value, path: str) -> None:
+    """Python's json reads Infinity and NaN, JSON has neither; and an integer longer than any bound we can
+    write as a language is refused before it is turned into text (Python caps int -> str at 4,300 digits)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidSchema(f"{keyword} must be a finite number (JSON has no {_NON_FINITE_NAMES[str(value)]}) at {path}/{keyword}")
+    cap = limits().max_bound_digits
+    if isinstance(value, int) and abs(value) >= 10**cap:  # more digits than the cap
+        raise UnsupportedSchema(keyword, path, f"{keyword}: a number with more than {cap} digits "
+                                f"(limits.max_bound_digits = {cap}; raise it with +limits.max_bound_digits=N)")
 
 
 def _integer_bounds(bounds: list) -> tuple:
@@ -164,7 +184,7 @@ def number_language(types: frozenset, s: dict, path: str, numbers: str, literals
     if integer_only and multiple is not None:
         k = as_int(multiple)
         if k is None:  # an integer and a fractional multipleOf: every integer when 1/m is whole (0.5)
-            if (1 / exact_decimal(multiple)) % 1 != 0:
+            if Fraction(exact_decimal(multiple)).numerator != 1:  # exact: 1e-300 passes Decimal's precision
                 raise UnsupportedSchema("multipleOf", path, f"multipleOf {multiple!r} on an integer")
             k = 1
         if k > limits().max_multiple_of:

@@ -13,6 +13,8 @@ from functools import cached_property
 import numpy as np
 
 from structbench.errors import VocabularyError
+from structbench.limits import current as limits
+from structbench.limits import exceeded
 
 EOS = "<eos>"  # the toy vocabulary's "I'm finished" token
 
@@ -178,6 +180,8 @@ def synthetic_vocabulary(size: int, seed: int = 0) -> Vocabulary:
     base = TOY_TOKENS[:-1]
     if size < len(TOY_TOKENS):
         raise VocabularyError(f"synthetic vocabulary size must be at least the toy vocabulary's {len(TOY_TOKENS)}, got {size}")
+    if size > limits().max_vocab_size:
+        raise exceeded("max_vocab_size", f"a synthetic vocabulary of {size:,} tokens is larger than allowed")
     rng = np.random.default_rng(seed)
     tokens, seen = list(base), set(base)
     alphabet = np.array(_SYNTHETIC_ALPHABET)

@@ -20,11 +20,13 @@ Read top-down:
 from __future__ import annotations
 
 import bisect
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
 
-from structbench.errors import TokenRejected, TooManyStates
+from structbench.errors import LimitExceeded, TokenRejected, TooManyStates
+from structbench.limits import Fuel
 from structbench.limits import current as limits
 from structbench.lm.vocab import Vocabulary
 from structbench.masking.bitmask import pack_bits
@@ -47,18 +49,29 @@ class TabledConstraint:
         self._next: dict[tuple[int, int], int] = {}
         self.split = None
         self.eager = False
+        # Tabling ahead is an optimisation: past its budget it stops, and the rest is tabled when first met.
+        ahead = Fuel("precompute_steps", "tabling ahead")
         if eager:
             try:
-                self.dense.expand_all(limits().max_eager_states)
+                with fueled(ahead, self.dense):
+                    self.dense.expand_all(limits().max_eager_states)
                 self.eager = True
-            except TooManyStates:
+            except (TooManyStates, LimitExceeded):
                 pass  # too many to table up front: table each state when first met
             if self.eager:
-                for state in range(len(self.dense.states)):
-                    self._build(state)
+                self._build_ahead()
         if not self.eager and hasattr(machine, "context_frame"):
-            self.split = ContextSplit(machine, vocab, boundaries)
+            self.split = ContextSplit(machine, vocab, boundaries, ahead)
             self.work.chars += self.split.compile_steps
+
+    def _build_ahead(self) -> None:
+        """Every state's mask, while the walks stay within `limits.precompute_token_chars`."""
+        budget = limits().precompute_token_chars
+        for state in range(len(self.dense.states)):
+            if budget <= 0:
+                break
+            self._build(state)
+            budget -= self.last_build_steps
 
     def start(self) -> int:
         return self.dense.start
@@ -98,16 +111,22 @@ class TabledConstraint:
         return bits
 
     def _build(self, state: int) -> np.ndarray:
-        if self.split is not None:
-            allowed, steps = self.split.mask(self.dense.states[state])
-        else:
-            allowed, steps = self.dense.mask(state)
+        with fueled(Fuel("mask_steps", "one mask"), self.dense, *self._split_denses()):
+            if self.split is not None:
+                allowed, steps = self.split.mask(self.dense.states[state])
+            else:
+                allowed, steps = self.dense.mask(state)
+        self.last_build_steps = steps
         allowed.flags.writeable = False  # shared by every step that reaches this state
         self.table[state] = allowed
         self._bits[state] = pack_bits(allowed)
         self.work.chars += steps
         self.work.masks_built += 1
         return allowed
+
+
+    def _split_denses(self) -> tuple:
+        return () if self.split is None else (self.split.top_dense, self.split.full_dense)
 
 
 def pattern_constraint(dfa: DFA, vocab: Vocabulary) -> TabledConstraint:
@@ -139,15 +158,24 @@ class ContextSplit:
     suffixes are walked, from the real stack with its top closed.
     """
 
-    def __init__(self, checker, vocab: Vocabulary, boundaries: np.ndarray):
+    def __init__(self, checker, vocab: Vocabulary, boundaries: np.ndarray, ahead: Fuel | None = None):
         self.checker, self.vocab = checker, vocab
         self.top_dense = LazyDense(_StartAt(checker), boundaries, vocab)
         self.full_dense = LazyDense(checker, boundaries, vocab)
         self.refeed = (checker.context_frame("refeed"),)  # where a walk from a top hands over to the frames below
         self.by_top: dict = {}
         self.memo: dict = {}
-        self.compile_steps = sum(self._top_part(top)[1] for top in self._reachable_tops())
-        self.compile_steps += self.mask(checker.start())[1]
+        self.compile_steps = 0
+        # Tops tabled ahead, within `ahead` (an object's used keys make tops without number: past the budget
+        # the rest is tabled when first met, with the same result).
+        ahead = ahead if ahead is not None else Fuel("precompute_steps", "tabling ahead")
+        try:
+            with fueled(ahead, self.top_dense, self.full_dense):
+                for top in self._reachable_tops(ahead):
+                    self.compile_steps += self._top_part(top)[1]
+                self.compile_steps += self.mask(checker.start())[1]
+        except LimitExceeded:
+            pass
 
     def mask(self, stack) -> tuple[np.ndarray, int]:
         """The allowed tokens at `stack`, and the steps taken to find them (0 when remembered)."""
@@ -183,7 +211,7 @@ class ContextSplit:
         part = self.by_top[top] = self.top_dense.walk_until((self.checker.context_frame("value"), top), self.refeed)
         return part, part.steps
 
-    def _reachable_tops(self) -> list:
+    def _reachable_tops(self, fuel: Fuel) -> list:
         """Every top frame met on stacks up to `Limits.split_depth` deep: their parts are tabled at compile
         time. (A deeper top repeats one of these in the recursive schemas this serves; any other is tabled
         when first met.)"""
@@ -195,12 +223,25 @@ class ContextSplit:
             stack = queue.pop()
             if len(stack) >= 2:
                 tops.setdefault(stack[-1], None)
+            fuel.spend(len(reps))
             for ch in reps:
                 nxt = self.checker.step(stack, ch)
                 if nxt is not None and len(nxt) <= max_depth and nxt not in seen:
                     seen.add(nxt)
                     queue.append(nxt)
         return list(tops)
+
+
+@contextlib.contextmanager
+def fueled(fuel: Fuel, *denses: LazyDense):
+    """Run a block with these walks' machine steps drawn from `fuel` (and unbounded again after it)."""
+    for dense in denses:
+        dense.fuel = fuel
+    try:
+        yield fuel
+    finally:
+        for dense in denses:
+            dense.fuel = None
 
 
 class _StartAt:
@@ -261,6 +302,7 @@ class LazyDense:
         self._trans = np.full((64, len(boundaries)), self.UNEXPANDED, dtype=np.int32)
         self._expanded = np.zeros(64, dtype=bool)
         self._accepting = np.zeros(64, dtype=bool)
+        self.fuel: Fuel | None = None  # set by fueled(): the budget machine steps draw from
         self.start = self.id_of(machine.start())
 
     # --- states, one at a time ---
@@ -343,6 +385,8 @@ class LazyDense:
             i = int(i)
             if self._expanded[i]:
                 continue
+            if self.fuel is not None:
+                self.fuel.spend(len(self.reps))
             state = self.states[i]
             row = np.full(len(self.reps), -1, dtype=np.int32)
             for k, ch in enumerate(self.reps):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from structbench.errors import InvalidAutomaton, TooComplex
 from structbench.limits import current as limits
+from structbench.limits import exceeded
 from structbench.regular.charsets import MAX_CODE_POINT, contains
 from structbench.regular.nfa import NFA
 from structbench.regular.syntax import parse_pattern
@@ -119,7 +120,7 @@ def crawl(start, moves_of, accepts, capped_as: str | None = None) -> DFA:
             number = ids.get(target)
             if number is None:
                 if cap is not None and len(order) >= cap:
-                    raise TooComplex(f"{capped_as} needs more than {cap} states (limits.max_dfa_states)")
+                    raise exceeded("max_dfa_states", f"{capped_as} needs more than {cap:,} states", TooComplex)
                 number = ids[target] = len(order)
                 order.append(target)
             row.append((lo, hi, number))
@@ -146,7 +147,8 @@ def compile_pattern(pattern: str, safe_classes: bool = False, accept_absorbs: bo
     accept_absorbs: once a match is complete, any continuation is accepted too (a search with an open
     end). Every accepting set becomes one absorbing state, instead of a subset construction that keeps
     following the other, now pointless, partial matches (exponentially many for `a/x+|b/x+|...`)."""
-    nfa = NFA()
+    what = f"pattern {_shown(pattern)}"
+    nfa = NFA(what)
     nfa_start, nfa_accept = nfa.build(parse_pattern(pattern, safe_classes))
     edges = nfa.edges
     absorbing = frozenset({-1})
@@ -168,4 +170,10 @@ def compile_pattern(pattern: str, safe_classes: bool = False, accept_absorbs: bo
                 row.append((lo, nxt - 1, settle(targets)))
         return merge_adjacent(row)
 
-    return crawl(settle({nfa_start}), moves_of, lambda current: current is absorbing or nfa_accept in current)
+    return crawl(settle({nfa_start}), moves_of, lambda current: current is absorbing or nfa_accept in current,
+                 capped_as=what)
+
+
+def _shown(pattern: str, width: int = 60) -> str:
+    """A pattern as an error message quotes it: whole when short, its start otherwise."""
+    return repr(pattern) if len(pattern) <= width else repr(pattern[:width]) + f"... ({len(pattern):,} characters)"

@@ -6,17 +6,26 @@ so it keeps just what that needs, the edges and the closure under free jumps.
 
 from __future__ import annotations
 
+from structbench.errors import TooComplex
+from structbench.limits import current as limits
+from structbench.limits import exceeded
 from structbench.regular.charsets import Intervals
 from structbench.regular.syntax import Alternation, Chars, Concat, Repeat
 
 
 class NFA:
-    """States are numbers; `edges[s]` lists (label, target), label None for a free jump."""
+    """States are numbers; `edges[s]` lists (label, target), label None for a free jump. At most
+    `limits.max_nfa_states` of them: counted repeats are copies, and nested ones multiply
+    (`((a{1000}){1000}){1000}` would be a billion states); `what` names the pattern in that error."""
 
-    def __init__(self):
+    def __init__(self, what: str = "a pattern"):
         self.edges: list[list[tuple[Intervals | None, int]]] = []
+        self.what, self.cap = what, limits().max_nfa_states
 
     def new(self) -> int:
+        if len(self.edges) >= self.cap:
+            raise exceeded("max_nfa_states", f"{self.what} needs more than {self.cap:,} automaton states "
+                           "(counted repeats are copied, nested ones multiply)", TooComplex)
         self.edges.append([])
         return len(self.edges) - 1
 

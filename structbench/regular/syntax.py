@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from structbench.errors import PatternError
+from structbench.errors import PatternError, TooComplex
 from structbench.limits import current as limits
+from structbench.limits import exceeded
 from structbench.regular.charsets import (
     CLASS_ESCAPES,
     DOT,
@@ -77,6 +78,7 @@ class _Parser:
         self.pattern, self.i = pattern, 0
         self.safe_classes = safe_classes
         self.negated = False  # inside a negated class [^...]
+        self.depth, self.max_depth = 0, limits().max_nesting  # groups open here: the parser recurses per group
 
     def fail(self, problem: str, position: int | None = None):
         raise PatternError(self.pattern, self.i if position is None else position, problem)
@@ -195,7 +197,12 @@ class _Parser:
                     self.i += 2
                 else:
                     self.fail("group extensions other than (?: ) are not supported", start)
+            if self.depth >= self.max_depth:
+                raise exceeded("max_nesting", f"pattern groups nested more than {self.max_depth} deep "
+                               f"(at position {start} of {len(self.pattern):,})", TooComplex)
+            self.depth += 1
             inner = self.alternation()
+            self.depth -= 1
             if self.at_end() or self.take() != ")":
                 self.fail("unclosed group", start)
             return inner
