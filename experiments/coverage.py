@@ -19,17 +19,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import signal
 import time
 from pathlib import Path
 
 from structbench.bench.files import read_text_file
-from structbench.bench.referees import SchemaReferee
+from structbench.bench.referees import UNJUDGED, SchemaReferee
+from structbench.bench.time_limit import time_limit
 from structbench.errors import (
     CompileTimeout,
     EngineRejected,
     InputFileError,
     InvalidSchema,
+    RefereeTimeout,
     SettingsError,
     UnsupportedSchema,
 )
@@ -134,30 +135,9 @@ def spell(vocab, value, whitespace: str) -> tuple[str, list[int]]:
     return text, ids
 
 
-class _Alarm:
-    """A compile that takes longer than `seconds` raises CompileTimeout (SIGALRM: the main thread only)."""
-
-    def __init__(self, seconds):
-        self.seconds = seconds
-
-    def __enter__(self):
-        self.active = bool(self.seconds) and hasattr(signal, "setitimer")
-        if self.active:
-            try:
-                self.old = signal.signal(signal.SIGALRM, self._fire)
-                signal.setitimer(signal.ITIMER_REAL, float(self.seconds))
-            except ValueError:  # not the main thread: no timeout
-                self.active = False
-        return self
-
-    def _fire(self, *_):
-        raise CompileTimeout()
-
-    def __exit__(self, *exc):
-        if self.active:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.old)
-        return False
+def _compile_limit(seconds):
+    """A compile or walk that takes longer than `seconds` raises CompileTimeout (SIGALRM: the main thread only)."""
+    return time_limit(seconds, CompileTimeout)
 
 
 class _OurWalker:
@@ -248,13 +228,32 @@ def classify_error(e: Exception) -> tuple[str, str]:
             return "unsupported", e.message[:300]
         # Named by what the engine raised, as any other error is named by its type.
         return "error", f"{type(e.__cause__ or e).__name__}: {e.message[:300]}"
-    msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-    return "error", f"{type(e).__name__}: {msg[:300]}"
+    return "error", named_error(e)
+
+
+def named_error(e: BaseException) -> str:
+    """An error as an outcome's detail: its type's name (what tells failures apart), then its first line."""
+    msg = str(e).splitlines()[0] if str(e) else ""
+    return f"{type(e).__name__}: {msg[:300]}" if msg else type(e).__name__
 
 
 def schema_rows(path: Path, strategy: str, vocab, whitespace: str, timeout_s: float, mask_walks: int,
                 mask_steps: int = 64) -> list[dict]:
+    """The rows of one corpus file: one per test instance of a schema that compiled, else one (instance -1)
+    with its outcome. Whatever the file does (nesting past Python's recursion limit, a 5,000-digit number,
+    a bound no arithmetic reads, memory) is its `error` outcome, named by the exception's type, and the
+    sweep goes on; only a strategy the experiment does not run (the trial's settings) stops it."""
     base = {"task": path.stem, "subset": subset_of(path), "schema_file": path.name, "whitespace": whitespace}
+    try:
+        return _schema_rows(path, dict(base), strategy, vocab, whitespace, timeout_s, mask_walks, mask_steps)
+    except SettingsError:
+        raise
+    except Exception as e:  # noqa: BLE001 - MemoryError, RecursionError, ArithmeticError, ... : this file's outcome
+        return [{**base, "outcome": "error", "outcome_detail": named_error(e), "instance": -1}]
+
+
+def _schema_rows(path: Path, base: dict, strategy: str, vocab, whitespace: str, timeout_s: float, mask_walks: int,
+                 mask_steps: int) -> list[dict]:
     # The file itself.
     try:
         text = read_text_file(path, "corpus file")
@@ -270,11 +269,13 @@ def schema_rows(path: Path, strategy: str, vocab, whitespace: str, timeout_s: fl
                  "instance": -1}]
     try:
         referee = SchemaReferee(schema)
-    except Exception as e:  # noqa: BLE001 - any failure is this file's outcome
+    except InvalidSchema as e:
         return [{**base, "outcome": "no_referee", "outcome_detail": str(e)[:300], "instance": -1}]
+    except Exception as e:  # noqa: BLE001 - any failure is this file's outcome
+        return [{**base, "outcome": "no_referee", "outcome_detail": named_error(e), "instance": -1}]
     t0 = time.perf_counter()
     try:
-        with _Alarm(timeout_s):
+        with _compile_limit(timeout_s):
             walker = build_walker(strategy, schema, vocab, whitespace)
         outcome, detail = "ok", ""
     except SettingsError:
@@ -291,18 +292,22 @@ def schema_rows(path: Path, strategy: str, vocab, whitespace: str, timeout_s: fl
         try:
             value = test["data"]
             text, ids = spell(vocab, in_schema_order(value, schema, schema), whitespace)
-            valid = referee(text)
+            try:
+                valid = referee(text)
+            except RefereeTimeout as e:  # unjudged: still walked, filed apart from the four verdicts
+                valid, row["outcome_detail"] = None, str(e)
             row.update(text=text, n_tokens=len(ids), referee_valid=valid,
                        dataset_valid=bool(test.get("valid")) if "valid" in test else None)
             t = time.perf_counter()
-            with _Alarm(timeout_s):
+            with _compile_limit(timeout_s):
                 accepted = walker.accepts(ids)
             row["wall_ms"] = (time.perf_counter() - t) * 1000
             row["accepted"] = accepted
-            row["category"] = f"{'valid' if valid else 'invalid'}_{'accepted' if accepted else 'rejected'}"
+            row["category"] = (UNJUDGED if valid is None else
+                               f"{'valid' if valid else 'invalid'}_{'accepted' if accepted else 'rejected'}")
             if accepted and timed < mask_walks:
                 try:
-                    with _Alarm(timeout_s):
+                    with _compile_limit(timeout_s):
                         row["mask_us"] = walker.mask_times(ids[:mask_steps])
                 except CompileTimeout:
                     row["outcome_detail"] = f"mask timing cut after {timeout_s} s"
@@ -310,7 +315,7 @@ def schema_rows(path: Path, strategy: str, vocab, whitespace: str, timeout_s: fl
         except CompileTimeout:
             row["category"], row["outcome_detail"] = "timeout", "walk timed out"
         except Exception as e:  # noqa: BLE001 - one bad instance never stops the sweep
-            row["category"], row["outcome_detail"] = "error", f"{type(e).__name__}: {str(e)[:200]}"
+            row["category"], row["outcome_detail"] = "error", named_error(e)
         rows.append(row)
     return rows
 

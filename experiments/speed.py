@@ -16,7 +16,7 @@ import time
 import numpy as np
 from tqdm import tqdm
 
-from structbench.bench.strategies import UNCONSTRAINED, compile_constraint
+from structbench.bench.strategies import SAMPLERS, UNCONSTRAINED, compile_constraint
 from structbench.errors import WalkError
 from structbench.masking import ENGINES, prepare, unpack_bits, vocab_codes
 
@@ -35,6 +35,10 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
     if strategy in UNCONSTRAINED:
         raise ValueError(f"the speed experiment times masks; strategy {strategy!r} builds none "
                          f"(use naive, tabled or an engine)")
+    if strategy in SAMPLERS:
+        raise ValueError(f"the speed experiment times masks along one fixed answer; {strategy!r} is a sampler "
+                         f"(its cost is model calls and constraint checks per answer: the distortion experiment "
+                         f"measures it); time the constraint it builds on, tabled or naive")
     vocab, task = trial.vocab, trial.task
     answer = task.walk_answer or task.reference
     if not task.referee()(answer):

@@ -127,5 +127,15 @@ class CompileTimeout(StructbenchError, TimeoutError):
     """A compile ran past the coverage sweep's per-schema time limit."""
 
 
+class RefereeTimeout(LimitExceeded, TimeoutError):
+    """The referee ran past ``Limits.referee_seconds`` judging one answer (Python's `re` backtracking on a
+    schema's `pattern`, say): the answer is unjudged, neither valid nor invalid."""
+
+
 class WalkError(StructbenchError, RuntimeError):
     """A strategy refused a token of the task's own valid reference answer."""
+
+
+class QuadratureError(StructbenchError, ArithmeticError):
+    """An exact next-token law (structbench.distortion) whose quadrature missed its stated precision: its
+    probabilities do not sum to 1 within the tolerance."""

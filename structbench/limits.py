@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import inspect
+import re
 from dataclasses import dataclass, fields
 
 from structbench.errors import LimitExceeded, SettingsError
@@ -35,7 +37,7 @@ class Limits:
     max_pattern_properties: int = 4        # patternProperties beside one another in one object
     max_string_length: int = 100_000       # maxLength above this is enforced as this (a restriction)
     max_items: int = 1000                  # minItems / maxItems counted exactly up to this
-    max_ref_depth: int = 200               # $ref expansions through allOf / anyOf without an end
+    max_ref_depth: int = 100               # schemas nested through $ref (and ref-only chains): below Python's recursion limit
     max_proof_depth: int = 8               # nesting an exclusivity proof (oneOf) looks through
     max_flexible_whitespace: int = 64      # whitespace=flexible: characters of one run of whitespace
     max_key_order_depth: int = 60          # coverage: an instance's keys put in schema order to this nesting
@@ -45,9 +47,9 @@ class Limits:
     max_eager_states: int = 5000           # machine states tabled up front; beyond, each when first met
     split_depth: int = 4                   # context split: stacks this deep are explored at compile time
     split_stacks: int = 20_000             # ... and at most this many of them
-    precompute_steps: int = 250_000        # machine steps tabling ahead may take; beyond, each state when first met
+    precompute_steps: int = 250_000        # checker steps tabling ahead may take; beyond, each state when first met
     precompute_token_chars: int = 200_000_000  # token characters the masks tabled ahead may walk; beyond, likewise
-    mask_steps: int = 5_000_000            # machine steps one mask may take (states met for the first time)
+    mask_steps: int = 2_000_000            # checker steps one mask may take (a union steps each alternative)
     # --- vocabularies (structbench/lm) ---
     max_vocab_size: int = 262_144          # tokens of a synthetic vocabulary (the largest real ones: Gemma's 262,144)
     # --- tasks ---
@@ -82,8 +84,12 @@ _ACTIVE: contextvars.ContextVar[Limits] = contextvars.ContextVar("structbench_li
 def exceeded(name: str, what: str, error=None):
     """The error for work or size past ``limits.<name>``: says what went past it, the limit's value and how to
     raise it. `error` is the LimitExceeded subclass to raise (LimitExceeded itself by default)."""
-    value = getattr(current(), name)
-    return (error or LimitExceeded)(f"{what} (limits.{name} = {value:,}; raise it with +limits.{name}=N)")
+    return (error or LimitExceeded)(f"{what} {limit_note(name)}")
+
+
+def limit_note(name: str) -> str:
+    """``(limits.<name> = <value>; raise it with +limits.<name>=N)``, for errors that quote a limit."""
+    return f"(limits.{name} = {getattr(current(), name):,}; raise it with +limits.{name}=N)"
 
 
 class Fuel:
@@ -114,3 +120,33 @@ def using(limits: Limits):
         yield limits
     finally:
         _ACTIVE.reset(token)
+
+
+def documented() -> list[tuple[str, str, int, str]]:
+    """(section, name, default, what it bounds) for every limit, read from this class's source: the comment on
+    each field's line is its documentation, and the `# --- section ---` lines group them."""
+    out, section = [], ""
+    for line in inspect.getsource(Limits).splitlines():
+        heading = re.match(r"\s*# --- (.+?) ---", line)
+        if heading:
+            section = heading.group(1)
+            continue
+        field = re.match(r"\s*(\w+): int = [\d_]+\s*# (.+)", line)
+        if field:
+            out.append((section, field.group(1), getattr(DEFAULT, field.group(1)), field.group(2).strip()))
+    return out
+
+
+def markdown_table() -> str:
+    """The README's Limits table: one line per limit, in the class's order."""
+    lines, previous = ["| limit | default | what it bounds |", "|---|---|---|"], None
+    for section, name, default, doc in documented():
+        if section != previous:
+            lines.append(f"| *{section}* | | |")
+            previous = section
+        lines.append(f"| `{name}` | {default:,} | {doc} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown_table())

@@ -8,11 +8,13 @@ reported size can lie (files under /proc report 0). Every failure is an :class:`
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import sys
 from pathlib import Path
 
-from structbench.errors import InputFileError
+from structbench.errors import InputFileError, LimitExceeded
 from structbench.limits import current as limits
 
 
@@ -42,3 +44,19 @@ def read_text_file(path, what: str = "input file") -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputFileError(f"{what} {str(path)!r} is not UTF-8 text (byte {e.start})") from None
+
+
+def parse_json_text(text: str, what: str):
+    """The JSON value in `text` (read from the file `what` names). Python's json reads Infinity and NaN (the
+    schema compiler refuses them by name), but its own limits surface as errors naming the file: nesting past
+    the recursion limit, integers past 4,300 digits."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputFileError(f"{what} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except RecursionError:
+        raise LimitExceeded(f"{what} nests objects and arrays deeper than Python's JSON reader can "
+                            f"(about {sys.getrecursionlimit():,} levels; limits.max_nesting allows "
+                            f"{limits().max_nesting})") from None
+    except ValueError as e:  # Python's cap on int <- str conversion
+        raise InputFileError(f"{what} holds a number Python will not read: {e}") from None

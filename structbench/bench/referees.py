@@ -8,6 +8,11 @@ and which formats that checks depends on the packages installed, so the list is 
 for date-time, time and uri are dependencies). Any other format is an annotation;
 pattern tasks by Python's `re.fullmatch` with ASCII semantics (the semantics
 the pattern compiler implements, and JSON Schema's ECMA-262 `\\d` and `\\w`).
+
+Judging one answer runs under ``Limits.referee_seconds`` (structbench.bench.time_limit): Python's `re`
+backtracks, and `^(a+)+$` against n a's and a '!' doubles in time per a (0.56 s at 24: about 20 hours at
+41). Past the limit the referee raises :class:`RefereeTimeout`; :func:`judge` reads that as None, an
+unjudged answer, which :func:`categorize` files as its own category (UNJUDGED), never as invalid.
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ from fractions import Fraction
 
 import jsonschema
 
+from structbench.bench.time_limit import time_limit
+from structbench.errors import InvalidSchema, RefereeTimeout
 from structbench.jsonschema.keywords import REFEREE_FORMATS
+from structbench.limits import current as limits
 
 
 def _reject_constant(name: str):
@@ -78,15 +86,17 @@ class SchemaReferee:
         try:
             jsonschema.Draft202012Validator.check_schema(schema)
         except jsonschema.SchemaError as e:
-            raise ValueError(f"not a valid Draft 2020-12 schema: {e.message}") from None
+            raise InvalidSchema(f"not a valid Draft 2020-12 schema: {e.message}") from None
         self.validator = Draft202012Referee(schema, format_checker=format_checker())
 
     def __call__(self, text: str) -> bool:
-        try:
-            value = parse_json(text)
-        except ValueError:
-            return False
-        return self.validator.is_valid(value)
+        """Whether `text` is a JSON document the schema accepts; RefereeTimeout past limits.referee_seconds."""
+        with _judging(text):
+            try:
+                value = parse_json(text)
+            except ValueError:
+                return False
+            return self.validator.is_valid(value)
 
 
 class PatternReferee:
@@ -94,18 +104,40 @@ class PatternReferee:
         self.regex = re.compile(pattern, re.ASCII)
 
     def __call__(self, text: str) -> bool:
-        return self.regex.fullmatch(text) is not None
+        """Whether the pattern matches all of `text`; RefereeTimeout past limits.referee_seconds."""
+        with _judging(text):
+            return self.regex.fullmatch(text) is not None
+
+
+def _judging(text: str):
+    seconds = limits().referee_seconds
+    return time_limit(seconds, lambda: RefereeTimeout(
+        f"the referee took more than {seconds} s to judge a {len(text)}-character answer "
+        f"(limits.referee_seconds; a backtracking pattern?)"))
+
+
+def judge(referee, text: str) -> bool | None:
+    """The referee's verdict on `text`, or None when it ran out of time (an unjudged answer)."""
+    try:
+        return referee(text)
+    except RefereeTimeout:
+        return None
 
 
 CATEGORIES = ("valid", "chatter", "broken", "cut_off")
+UNJUDGED = "referee_timeout"  # a finished answer the referee could not judge within limits.referee_seconds
 
 
-def categorize(text: str, finished: bool, valid: bool, opening: str) -> str:
+def categorize(text: str, finished: bool, valid: bool | None, opening: str) -> str:
     """The lesson's sorting of answers, checked in its order: valid (finished and accepted by
     the referee), chatter (does not start where an answer starts, e.g. "Sure"), cut_off (ran
-    out of token budget), broken (finished, with a wrong character somewhere inside)."""
+    out of token budget), broken (finished, with a wrong character somewhere inside). `valid` None
+    (the referee timed out): a finished answer is UNJUDGED; an unfinished one is never valid, so it
+    is sorted as before."""
     if valid and finished:
         return "valid"
+    if valid is None and finished:
+        return UNJUDGED
     if not text.startswith(opening):
         return "chatter"
     if not finished:

@@ -60,8 +60,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("finished", _BOOL, "the answer ended with the end token within the budget"),
     Column("category", _STR, "valid, chatter, cut_off or broken, decided in this order: valid (finished and "
                              "accepted by the referee), chatter (does not start where an answer starts), cut_off "
-                             "(the budget ran out), broken; coverage: valid/invalid x accepted/rejected, timeout "
-                             "or error"),
+                             "(the budget ran out), broken; referee_timeout (finished, and the referee ran past "
+                             "limits.referee_seconds); coverage: valid/invalid x accepted/rejected, referee_timeout, "
+                             "timeout or error"),
     Column("n_tokens", _INT, "tokens in the answer, the end token not counted"),
     Column("attempts", _INT, "whole answers drawn (retry; 1 otherwise)"),
     Column("removed_mass", _FLOATS, "per step: the model's probability the mask threw away"),

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from structbench import __version__
 from structbench.bench.settings import Settings, build_model, build_task, build_vocab, check_model
-from structbench.bench.store import ensure_writable, part_path, write_part
+from structbench.bench.store import ensure_writable, part_path, remove_stale_temps, write_part
 from structbench.bench.strategies import using_strategy
 from structbench.limits import using
 
@@ -89,6 +89,7 @@ def run_trial(settings, manifest: Path | None = None) -> TrialResult:
             trial = build_trial(settings)  # every bad setting fails here, before anything is written
             created = [f for f in (path.parent, *path.parent.parents) if not f.exists()]
             ensure_writable(path.parent)
+            remove_stale_temps(path.parent)  # what killed writes left here (ours only, and only stale ones)
             t0 = time.perf_counter()
             try:
                 rows = experiment_module(settings.kind).run(settings, trial, progress=settings.progress)

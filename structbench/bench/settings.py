@@ -8,13 +8,14 @@ message naming the setting that was wrong, before anything is sampled or written
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
 import json
 import pkgutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
-from structbench.bench.strategies import Strategy, check_attempts
+from structbench.bench.strategies import SAMPLERS, Strategy, check_attempts
 from structbench.bench.tasks import (
     age_task,
     file_task,
@@ -51,6 +52,15 @@ VOCABS = ("toy", "synthetic") + REAL_VOCABS + ("smollm2",)
 MODELS = ("toy", "smollm2")
 LESSON_PARTS = ("first_step", "mask_table", "distortion", "formulas", "length", "retry", "work")
 
+# The keys each choice reads besides `name`. Any other key (a misspelling added with `+`, as Hydra's own hint
+# for an unknown key suggests) is an error naming it, never a setting silently ignored.
+TASK_KEYS = {"nested": ("schema_depth",), "file": ("path", "reference", "kind")}
+VOCAB_KEYS = {"synthetic": ("size", "seed")}  # every other vocabulary: size only
+MODEL_KEYS = {"toy": ("skill", "noise", "chatter"), "smollm2": ("dtype", "threads")}
+# Top-level keys of one experiment kind's own, read from the composed settings (set by its sweep file).
+EXPERIMENT_KEYS = {"coverage": ("corpus_dir", "subset", "sample", "compile_timeout_s", "mask_walks", "mask_steps"),
+                   "distortion": ("example", "particle_grid", "prune", "floor_repeats", "exact_draws")}
+
 
 def experiment_kinds() -> tuple[str, ...]:
     """The experiment kinds: the modules of structbench.experiments (listed, not imported; the runner loads a
@@ -64,6 +74,47 @@ def _choice(value, options, what: str) -> str:
     if value not in options:
         raise SettingsError(f"unknown {what} {value!r}; choose one of: {', '.join(options)}")
     return value
+
+
+def _check_keys(cfg: Mapping, known, prefix: str, reader: str) -> None:
+    """That every key of `cfg` is one `reader` reads; else a SettingsError naming the key and the closest or
+    all known ones. `prefix` is the keys' path ("task." for task.*, "" at the top)."""
+    unknown = sorted(set(cfg) - set(known), key=str)
+    if unknown:
+        key = str(unknown[0])
+        raise SettingsError(f"unknown setting {prefix}{key} for {reader}{_closest(key, known, prefix)}")
+
+
+def _closest(key: str, known, prefix: str, owners: Mapping | None = None) -> str:
+    """' (did you mean X?)' for the closest known key (`owners`: whose key it is, when not every trial's), else
+    the list of them all."""
+    close = difflib.get_close_matches(key, [str(k) for k in known], n=1)
+    if close:
+        owner = (owners or {}).get(close[0])
+        return f" (did you mean {prefix}{close[0]}" + (f", a setting of {owner}" if owner else "") + "?)"
+    return f"; it reads: {', '.join(prefix + str(k) for k in sorted(known, key=str))}"
+
+
+def top_level_keys() -> tuple[str, ...]:
+    """The keys every trial reads at the top of its settings (the typed Settings' fields)."""
+    return tuple(f.name for f in fields(Settings) if f.name != "composed")
+
+
+def unknown_setting(dotted: str) -> str | None:
+    """For a key on the command line that the composed config lacks (Hydra: "Could not override"): a message when
+    no choice of experiment, task, vocabulary or model reads it, or None when some does (adding it with `+`
+    is then right, as Hydra says). The key's path decides; strategy options and limits are checked later."""
+    head, _, rest = dotted.partition(".")
+    owners = {k: f"kind={kind}" for kind, keys in EXPERIMENT_KEYS.items() for k in keys}
+    tops = top_level_keys() + tuple(owners)
+    if head not in tops:
+        return f"unknown setting {head}{_closest(head, tops, '', owners)}"
+    nested = {"task": TASK_KEYS, "vocab": VOCAB_KEYS, "model": MODEL_KEYS}.get(head)
+    if not rest or nested is None:
+        return None
+    known = ("name", "size") + tuple(k for keys in nested.values() for k in keys)
+    key = rest.partition(".")[0]
+    return None if key in known else f"unknown setting {head}.{key}{_closest(key, set(known), head + '.')}"
 
 
 def trial_identity(settings: dict) -> dict:
@@ -93,7 +144,9 @@ class TaskSettings:
 
     @classmethod
     def from_dict(cls, cfg: Mapping) -> TaskSettings:
-        return cls(_choice(cfg.get("name"), tuple(TASKS), "task"), cfg.get("schema_depth", 1),
+        name = _choice(cfg.get("name"), tuple(TASKS), "task")
+        _check_keys(cfg, ("name",) + TASK_KEYS.get(name, ()), "task.", f"task={name}")
+        return cls(name, cfg.get("schema_depth", 1),
                    cfg.get("path") or "", cfg.get("reference") or "", cfg.get("kind", "schema"))
 
 
@@ -105,7 +158,9 @@ class VocabSettings:
 
     @classmethod
     def from_dict(cls, cfg: Mapping) -> VocabSettings:
-        return cls(_choice(cfg.get("name"), VOCABS, "vocabulary"), cfg.get("size"), cfg.get("seed", 0))
+        name = _choice(cfg.get("name"), VOCABS, "vocabulary")
+        _check_keys(cfg, VOCAB_KEYS.get(name, ("size",)) + ("name",), "vocab.", f"vocab={name}")
+        return cls(name, cfg.get("size"), cfg.get("seed", 0))
 
 
 @dataclass(frozen=True)
@@ -119,9 +174,11 @@ class ModelSettings:
 
     @classmethod
     def from_dict(cls, cfg: Mapping) -> ModelSettings:
+        name = _choice(cfg.get("name"), MODELS, "model")
+        _check_keys(cfg, ("name",) + MODEL_KEYS[name], "model.", f"model={name}")
         defaults = cls("")
-        return cls(_choice(cfg.get("name"), MODELS, "model"),
-                   **{k: cfg.get(k, getattr(defaults, k)) for k in ("skill", "noise", "chatter", "dtype", "threads")})
+        return cls(name, **{k: cfg.get(k, getattr(defaults, k))
+                            for k in ("skill", "noise", "chatter", "dtype", "threads")})
 
 
 @dataclass(frozen=True)
@@ -156,12 +213,20 @@ class Settings(Mapping):
         composed = copy.deepcopy(dict(settings))  # the identity never changes under the caller's feet
         get = composed.get
         kind = _choice(get("kind"), experiment_kinds(), "experiment kind")
+        _check_keys(composed, top_level_keys() + EXPERIMENT_KEYS.get(kind, ()), "", f"kind={kind}")
         limits = Limits.from_settings(get("limits"))
         if kind == "lesson":
             _choice(get("part"), LESSON_PARTS, "lesson part")
         elif get("part") is not None:
             raise SettingsError(f"part={get('part')!r} is only used by kind=lesson, not kind={kind}")
-        strategy = Strategy.from_settings(get("strategy"))
+        strategy_cfg = get("strategy") or {}
+        options = sorted(set(strategy_cfg) - {"name", "_target_"}) if isinstance(strategy_cfg, Mapping) else []
+        if options and strategy_cfg.get("_target_") is None and strategy_cfg.get("name") not in SAMPLERS:
+            # options are passed to your own strategy's factory (or are a sampler's, checked by Strategy)
+            raise SettingsError(f"unknown setting strategy.{options[0]}: the built-in strategy "
+                                f"{strategy_cfg.get('name')!r} takes no options (they are for your own, "
+                                f"strategy._target_)")
+        strategy = Strategy.from_settings(strategy_cfg)
         key_order = _choice(get("key_order"), KEY_ORDERS, "key_order")
         whitespace = _choice(get("whitespace", "lesson"), WHITESPACE_POLICIES, "whitespace policy")
         n = get("n")

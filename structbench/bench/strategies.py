@@ -4,8 +4,16 @@ none           unconstrained sampling
 naive          every token checked against the automaton at every step
 tabled         masks computed once per automaton state (vectorised) and read back
 retry          unconstrained whole answers judged by the referee, resampled up to max_attempts
+smc            sequential Monte Carlo: particles proposing from the masked softmax, weighted by the kept mass
+awrs           the same SMC, each token by adaptive weighted rejection sampling (per-token checks, no mask)
+asap           grammar-aligned decoding: a trie of expected future validity, learned across one trial's answers
 xgrammar, llguidance, outlines_core
                the real engines behind the same interface (optional extra: structbench.masking.engines)
+
+smc, awrs and asap (structbench.samplers) sample from the model's law given validity, p*, rather than
+masking's; their settings are the strategy's options (strategy.particles, strategy.ess_threshold,
+strategy.resampling for smc and awrs; asap takes none) or generate()'s keyword arguments of the same names.
+They run at temperature 1 only. asap learns across the answers drawn under one compiled constraint.
 
 Your own strategy or engine: any callable named by its import path in the strategy's settings
 (`_target_`, Hydra's convention), called as
@@ -29,6 +37,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from structbench.bench.referees import judge
 from structbench.bench.tasks import Task
 from structbench.errors import SettingsError
 from structbench.lm.sampling import Decoded, check_budget, check_temperature, sample_answer
@@ -41,11 +50,15 @@ from structbench.masking import (
     pattern_constraint,
     schema_constraint,
 )
+from structbench.samplers import DEFAULT_ESS_THRESHOLD, DEFAULT_PARTICLES, SAMPLERS, asap, awrs, smc
+from structbench.samplers.particles import check_settings as check_sampler_settings
 
-OUR_STRATEGIES = ("none", "naive", "tabled", "retry")
+OUR_STRATEGIES = ("none", "naive", "tabled", "retry") + SAMPLERS
 ENGINE_STRATEGIES = ENGINES
 STRATEGIES = OUR_STRATEGIES + ENGINE_STRATEGIES
 UNCONSTRAINED = ("none", "retry")  # strategies that sample without a mask
+SAMPLER_OPTIONS = {"smc": ("particles", "ess_threshold", "resampling"),
+                   "awrs": ("particles", "ess_threshold", "resampling"), "asap": ()}
 
 # What the sampler and the experiments read from a constraint: the protocol, and the vocabulary it was built for.
 _REQUIRED = ("start", "mask", "mask_bits", "advance", "can_end", "work", "vocab")
@@ -68,7 +81,7 @@ class Strategy:
         if target is None:
             if name not in STRATEGIES:
                 raise SettingsError(f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGIES)}")
-            return cls(name)
+            return cls(name, None, _sampler_options(name, cfg)) if name in SAMPLERS else cls(name)
         if not isinstance(target, str) or not target or target == "???":
             raise SettingsError("strategy._target_ must name your constraint's class by its import path, "
                                 "e.g. strategy._target_=mypackage.mymodule.MyConstraint")
@@ -82,6 +95,11 @@ class Strategy:
         strategy = cls(name, target, cfg)
         strategy._check_call()  # an import path that does not import is an error now, before anything runs
         return strategy
+
+    @property
+    def sampling(self) -> dict:
+        """The keyword arguments generate() takes from this strategy: a sampler's options, else none."""
+        return dict(self.options) if self.target is None and self.name in SAMPLERS else {}
 
     def _check_call(self) -> None:
         """That the factory takes what compile() gives it: (task, vocab, key_order=, whitespace=, **options)."""
@@ -126,6 +144,19 @@ class Strategy:
         return constraint
 
 
+def _sampler_options(name: str, cfg: dict) -> dict:
+    """A sampler's options, checked: smc and awrs take particles, ess_threshold and resampling; asap none."""
+    known = SAMPLER_OPTIONS[name]
+    unknown = sorted(set(cfg) - set(known))
+    if unknown:
+        takes = f"takes {', '.join(known)}" if known else "takes no options"
+        raise SettingsError(f"unknown setting strategy.{unknown[0]}: strategy {name!r} {takes}")
+    if known:
+        check_sampler_settings(cfg.get("particles", DEFAULT_PARTICLES),
+                               cfg.get("ess_threshold", DEFAULT_ESS_THRESHOLD), cfg.get("resampling", "systematic"))
+    return cfg
+
+
 def _has_signature(factory) -> bool:
     try:
         inspect.signature(factory)
@@ -164,7 +195,9 @@ def check_strategy(strategy: str) -> str:
 
 def compile_constraint(task: Task, vocab: Vocabulary, strategy: str, key_order: str = "any",
                        whitespace: str = "lesson"):
-    """The constraint a strategy samples under; None for the unconstrained ones (none, retry).
+    """The constraint a strategy samples under; None for the unconstrained ones (none, retry). smc and asap
+    sample under the tabled constraint (they read masks); awrs under the naive one (it checks one token at a
+    time and never builds a mask, so nothing is tabled).
     key_order: "any" (the lesson's checker) or "schema" (properties in schema order, as the engines write them).
     whitespace: the policy between JSON tokens (structbench.jsonschema.WHITESPACE_POLICIES), for ours and the engines alike."""
     check_strategy(strategy)
@@ -175,7 +208,7 @@ def compile_constraint(task: Task, vocab: Vocabulary, strategy: str, key_order: 
     if strategy not in OUR_STRATEGIES:
         return _REGISTERED.get()[strategy].compile(task, vocab, key_order, whitespace)
     machine = task.machine(key_order, whitespace)
-    if strategy == "naive":
+    if strategy in ("naive", "awrs"):
         return NaiveConstraint(machine, vocab)
     if task.kind == "pattern":  # a finite machine: table every state before the first token
         return pattern_constraint(machine.dfa, vocab)
@@ -189,10 +222,16 @@ def check_attempts(max_attempts: int) -> int:
 
 
 def generate(model, rng: np.random.Generator, strategy: str, constraint=None, referee=None,
-             max_tokens: int = 40, max_attempts: int = 1, temperature: float = 1.0) -> Decoded:
+             max_tokens: int = 40, max_attempts: int = 1, temperature: float = 1.0, *,
+             particles: int = DEFAULT_PARTICLES, ess_threshold: float = DEFAULT_ESS_THRESHOLD,
+             resampling: str = "systematic", guide=None) -> Decoded:
     """One answer. For retry, whole unconstrained answers are drawn one after another from
     the same generator until the referee accepts a finished one or max_attempts are used;
     the last answer is returned with the attempts it took.
+
+    smc, awrs and asap return a structbench.samplers.SampledAnswer (a Decoded with log Ẑ, the ESS and
+    their cost); `particles`, `ess_threshold` and `resampling` are smc's and awrs's settings, `guide` asap's
+    (None: the one kept with the constraint). The other strategies ignore them.
 
     A model whose logits depend on its state alone (`deterministic`, a real model) writes the
     same answer every time at temperature 0: retry then stops after the first attempt, since
@@ -200,6 +239,9 @@ def generate(model, rng: np.random.Generator, strategy: str, constraint=None, re
     check_strategy(strategy)
     check_budget(max_tokens)
     temperature = check_temperature(temperature)
+    if strategy in SAMPLERS:
+        return _sample(model, rng, strategy, constraint, max_tokens, temperature, particles, ess_threshold,
+                       resampling, guide)
     if strategy != "retry":
         return sample_answer(model, rng, constraint, max_tokens, temperature)
     max_attempts = check_attempts(max_attempts)
@@ -210,6 +252,18 @@ def generate(model, rng: np.random.Generator, strategy: str, constraint=None, re
     for attempt in range(1, max_attempts + 1):
         answer = sample_answer(model, rng, None, max_tokens, temperature)
         answer.attempts = attempt
-        if answer.finished and referee(answer.text):
+        if answer.finished and judge(referee, answer.text):  # unjudged (the referee timed out): try again
             break
     return answer
+
+
+def _sample(model, rng, strategy, constraint, max_tokens, temperature, particles, ess_threshold, resampling, guide):
+    if temperature != 1.0:
+        raise SettingsError(f"strategy {strategy!r} samples from the model's own law given validity, at "
+                            f"temperature 1 only; got temperature={temperature}")
+    if constraint is None:
+        raise SettingsError(f"strategy {strategy!r} needs its constraint (compile_constraint(task, vocab, {strategy!r}))")
+    if strategy == "asap":
+        return asap(model, rng, constraint, guide, max_tokens)
+    sampler = smc if strategy == "smc" else awrs
+    return sampler(model, rng, constraint, particles, ess_threshold, resampling, max_tokens)

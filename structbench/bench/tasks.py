@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-from structbench.bench.files import read_text_file
+from structbench.bench.files import parse_json_text, read_text_file
 from structbench.bench.referees import PatternReferee, SchemaReferee
 from structbench.limits import current as limits
 from structbench.regular import compile_pattern
@@ -156,8 +156,9 @@ def nested_task(depth: int) -> Task:
 
 
 def file_task(path: str, reference: str, kind: str = "schema", opening: str | None = None) -> Task:
-    """A schema (JSON file) or pattern (text file) read from disk, with the answer the toy model copies."""
-    import json
+    """A schema (JSON file) or pattern (text file) read from disk, with the answer the toy model copies, which must
+    be valid under the task's own referee (else every answer the toy model writes is judged against a
+    reference nothing accepts: a trial of 100% cut-off or broken answers, with no word of why)."""
     from pathlib import Path
 
     from structbench.jsonschema.checker import SchemaChecker
@@ -172,19 +173,77 @@ def file_task(path: str, reference: str, kind: str = "schema", opening: str | No
     if kind not in ("schema", "pattern"):
         raise ValueError(f"task file kind must be 'schema' or 'pattern', got {kind!r}")
     text = read_text_file(p, "task file")
-    if kind == "schema":
-        try:
-            spec = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"schema file {str(p)!r} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
-        SchemaChecker(spec)  # unsupported keywords are declared now, not at the first token
-    else:  # a pattern
-        spec = text.rstrip("\n")
-        compile_pattern(spec)
+    hint = _kind_hint(p, text, kind)
+    try:
+        if kind == "schema":
+            spec = parse_json_text(text, f"schema file {str(p)!r}")
+            SchemaChecker(spec)  # unsupported keywords are declared now, not at the first token
+        else:  # a pattern
+            spec = text.rstrip("\n")
+            compile_pattern(spec)
+    except ValueError as e:  # our PatternError, UnsupportedSchema, ... are ValueErrors too
+        if not hint:
+            raise
+        raise ValueError(f"{e}{hint}") from None
     if not isinstance(reference, str):
         raise ValueError("task.reference must be a string; on the command line quote it: task.reference='{\"x\": 1}'")
     if not reference:
         raise ValueError("a file task needs a reference answer for the toy model to copy (task.reference)")
     task = Task(p.stem, kind, spec, reference, opening=opening or reference[0])
-    task.referee()  # a schema the referee cannot read is an error now
+    problem = reference_problem(task)
+    if problem:
+        raise ValueError(f"task.reference {_short(reference)} is not valid under its own {kind} {str(p)!r}: "
+                         f"{problem}{hint}")
     return task
+
+
+# File endings that say "a pattern" or "a schema" (what a user who forgot task.kind most likely meant).
+_PATTERN_SUFFIXES = (".txt", ".re", ".regex", ".pattern")
+
+
+def _kind_hint(path, text: str, kind: str) -> str:
+    """A hint to append to an error when the file's name or content says the other kind, else ''."""
+    import json
+
+    if kind == "schema":
+        try:
+            json.loads(text)
+            says_pattern = path.suffix.lower() in _PATTERN_SUFFIXES
+        except (ValueError, RecursionError):  # not JSON: a pattern, unless it is called a schema and looks like a broken one
+            says_pattern = path.suffix.lower() != ".json" or not text.lstrip().startswith(("{", "["))
+        return " (did you mean task.kind=pattern?)" if says_pattern else ""
+    try:
+        says_schema = path.suffix.lower() == ".json" or isinstance(json.loads(text), (dict, bool))
+    except (ValueError, RecursionError):
+        says_schema = False
+    return " (did you mean task.kind=schema?)" if says_schema else ""
+
+
+def reference_problem(task: Task) -> str | None:
+    """Why the task's reference is not valid under its own referee, or None when it is."""
+    referee = task.referee()  # a schema the referee cannot read is an error now
+    if referee(task.reference):
+        return None
+    if task.kind == "pattern":
+        return "it does not match the pattern (the referee: re.fullmatch, ASCII)"
+    from jsonschema.exceptions import best_match
+
+    from structbench.bench.referees import parse_json
+
+    try:
+        value = parse_json(task.reference)
+    except ValueError as e:
+        return f"it is not JSON ({str(e).splitlines()[0]})"
+    # The first error only: as much work as the verdict just took (is_valid stops there too), so a pattern
+    # that backtracks elsewhere in the schema cannot hang this; best_match picks within its anyOf/oneOf branches.
+    first = next(referee.validator.iter_errors(value), None)
+    if first is None:  # the referee said no, jsonschema finds nothing: say what the referee said
+        return "the referee rejects it"
+    error = best_match([first])
+    where = "".join(f"[{p!r}]" for p in error.absolute_path)
+    return f"{error.message} (at ${where})"
+
+
+def _short(text: str, keep: int = 60) -> str:
+    """A reference as it goes in a one-line message: quoted, and cut if long."""
+    return repr(text if len(text) <= keep else text[:keep] + "...")

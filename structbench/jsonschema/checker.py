@@ -83,6 +83,7 @@ class SchemaChecker(ObjectKeys):
         self.schema, self.key_order, self.whitespace, self.numbers = schema, key_order, whitespace, numbers
         self.root, self.nodes = compile_schema(schema, numbers)
         self._ordered = key_order == "schema"
+        self.steps_taken = 0  # every step, the alternatives of a union included: what work budgets draw on
         self._key_indexes: dict = {}  # node id -> its property names sorted, and their children (ObjectKeys)
         if self._ordered:
             for node in self.nodes:
@@ -160,6 +161,7 @@ class SchemaChecker(ObjectKeys):
     def step(self, stack: Stack | None, ch: str) -> Stack | None:
         if stack is None:
             return None
+        self.steps_taken += 1  # a union steps each alternative: budgets count these, not characters (masking)
         kind = stack[-1].kind
         step = self._step_of_kind.get(kind)
         if step is None:

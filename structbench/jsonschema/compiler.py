@@ -17,6 +17,7 @@ finished; exclusivity.py proves oneOf's branches apart.
 from __future__ import annotations
 
 import json
+import sys
 
 from structbench.errors import InvalidSchema, NotExclusive, UnsupportedSchema
 from structbench.jsonschema.completion import Completion
@@ -48,7 +49,7 @@ from structbench.jsonschema.rewrites import (
 )
 from structbench.jsonschema.scalars import number_language, string_language
 from structbench.limits import current as limits
-from structbench.limits import exceeded
+from structbench.limits import exceeded, limit_note
 
 
 def compile_schema(schema, numbers: str = "json") -> tuple[int, list[Node]]:
@@ -77,15 +78,22 @@ def compile_schema(schema, numbers: str = "json") -> tuple[int, list[Node]]:
 
 def check_nesting(value, what: str) -> None:
     """LimitExceeded when a JSON value nests objects and arrays deeper than `limits.max_nesting`: the compiler
-    recurses per level, and a limit named here beats Python's recursion limit hit somewhere inside. Iterative."""
+    recurses per level, and a limit named here beats Python's recursion limit hit somewhere inside. Also an
+    integer too long for Python to print (json.dumps, which the compiler uses, stops at 4,300 digits) is
+    declared here, with where it is. Iterative."""
     cap = limits().max_nesting
-    stack = [(value, 1)]
+    digits = sys.get_int_max_str_digits()
+    too_long = 10**digits if digits else None
+    stack = [(value, 1, "#")]
     while stack:
-        item, depth = stack.pop()
+        item, depth, path = stack.pop()
         if isinstance(item, (dict, list)):
             if depth > cap:
                 raise exceeded("max_nesting", f"{what} nests objects and arrays more than {cap} deep")
-            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            stack.extend((child, depth + 1, f"{path}/{key}") for key, child in pairs)
+        elif too_long and isinstance(item, int) and not isinstance(item, bool) and abs(item) >= too_long:
+            raise UnsupportedSchema(path.rpartition("/")[2], path, f"a number with more than {digits:,} digits")
 
 
 class SchemaCompiler(ContainerRules, Completion, Exclusivity):
@@ -150,7 +158,8 @@ class SchemaCompiler(ContainerRules, Completion, Exclusivity):
             return self.memo[key]
         self.depth += 1
         if self.depth > limits().max_ref_depth:
-            raise UnsupportedSchema("$ref", path, "recursion through allOf / anyOf without an end")
+            raise UnsupportedSchema("$ref", path, f"schemas nested more than {limits().max_ref_depth} deep through "
+                                    f"$ref, or recursion through allOf / anyOf without an end {limit_note('max_ref_depth')}")
         try:
             if "dependentRequired" in live or "dependentSchemas" in live:
                 live = dependencies_as_all_of(live, path)
@@ -180,6 +189,9 @@ class SchemaCompiler(ContainerRules, Completion, Exclusivity):
         key = "ref:" + ref
         if key in self.memo:
             return self.memo[key]
+        if len(self.ref_chain) >= limits().max_ref_depth:
+            raise UnsupportedSchema("$ref", path, f"a chain of more than {limits().max_ref_depth} references, each "
+                                    f"only a $ref {limit_note('max_ref_depth')}")
         self.ref_chain.append(ref)
         try:
             target = resolve_ref(self.root_schema, ref, path)

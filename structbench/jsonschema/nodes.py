@@ -121,11 +121,27 @@ def json_equal(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
+def json_key(value):
+    """A hashable key equal for JSON-equal values (as json_equal: 1 and 1.0 alike, true apart from 1)."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, (int, float)):
+        return ("number", value)  # 1 == 1.0 and hash(1) == hash(1.0)
+    if isinstance(value, dict):
+        return ("object", frozenset((k, json_key(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return ("array", tuple(json_key(v) for v in value))
+    return (type(value).__name__, value)
+
+
 def unique_values(values) -> list:
-    """The values without repeats (by JSON equality), first occurrence kept."""
-    out = []
+    """The values without repeats (by JSON equality), first occurrence kept; by hashing, not pairwise (an enum
+    of thousands of objects)."""
+    out, seen = [], set()
     for v in values:
-        if not any(json_equal(v, u) for u in out):
+        key = json_key(v)
+        if key not in seen:
+            seen.add(key)
             out.append(v)
     return out
 

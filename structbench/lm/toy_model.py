@@ -44,7 +44,14 @@ class ToyModel:
         return text + self.vocab.text_of(token_id)
 
     def logits(self, text: str, rng: np.random.Generator) -> np.ndarray:
-        z = rng.normal(0.0, self.noise, len(self.vocab))
+        return self._add_base(rng.normal(0.0, self.noise, len(self.vocab)), text)
+
+    def base_logits(self, text: str) -> np.ndarray:
+        """The logits without noise: what the noise is drawn around (structbench.distortion reads them)."""
+        return self._add_base(np.zeros(len(self.vocab)), text)
+
+    def _add_base(self, z: np.ndarray, text: str) -> np.ndarray:
+        # In place and in the lesson's order, so logits() adds to its draw exactly as the lesson did.
         start = text.find(self.anchor)
         # Where the model thinks it is in its answer: characters written since the anchor.
         remaining = self.reference if start < 0 else self.reference[len(text) - start :]

@@ -223,12 +223,13 @@ class ContextSplit:
             stack = queue.pop()
             if len(stack) >= 2:
                 tops.setdefault(stack[-1], None)
-            fuel.spend(len(reps))
+            before = steps_taken(self.checker)
             for ch in reps:
                 nxt = self.checker.step(stack, ch)
                 if nxt is not None and len(nxt) <= max_depth and nxt not in seen:
                     seen.add(nxt)
                     queue.append(nxt)
+            fuel.spend(steps_taken(self.checker) - before or len(reps))
         return list(tops)
 
 
@@ -244,11 +245,21 @@ def fueled(fuel: Fuel, *denses: LazyDense):
             dense.fuel = None
 
 
+def steps_taken(machine) -> int:
+    """The steps a machine has taken, where it counts them (the schema checker counts a union's alternatives);
+    0 where it does not (a DFA: one step a character, counted by the caller)."""
+    return getattr(machine, "steps_taken", 0)
+
+
 class _StartAt:
     """The checker, seen as a machine whose states are given to it (the split's truncated stacks)."""
 
     def __init__(self, checker):
         self.checker = checker
+
+    @property
+    def steps_taken(self) -> int:
+        return self.checker.steps_taken
 
     def start(self):
         return (self.checker.context_frame("refeed"),)
@@ -385,14 +396,15 @@ class LazyDense:
             i = int(i)
             if self._expanded[i]:
                 continue
-            if self.fuel is not None:
-                self.fuel.spend(len(self.reps))
             state = self.states[i]
+            before = steps_taken(self.machine)
             row = np.full(len(self.reps), -1, dtype=np.int32)
             for k, ch in enumerate(self.reps):
                 nxt = step(state, ch)
                 if nxt is not None:
                     row[k] = self.id_of(nxt)
+            if self.fuel is not None:  # after the row: a row is all or nothing, so a budget error leaves no half
+                self.fuel.spend(steps_taken(self.machine) - before or len(self.reps))
             self._trans[i] = row
             self._expanded[i] = True
 

@@ -11,10 +11,15 @@ import math
 import numpy as np
 import pandas as pd
 
+from structbench.bench.referees import UNJUDGED
+
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile: every 95% interval in the package uses it
 # The coverage experiment's vocabulary: a schema's compile outcome, and an instance's verdict.
 OUTCOMES = ("ok", "unsupported", "error", "timeout", "no_referee")
 VERDICTS = ("valid_accepted", "valid_rejected", "invalid_accepted", "invalid_rejected")
+# An instance with no verdict (its column is shown whenever any row has it): the referee timed out, the walk
+# timed out, or spelling / walking it failed.
+UNVERDICTED = {UNJUDGED: "referee_timeout", "timeout": "walk_timeout", "error": "instance_error"}
 
 
 def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -50,6 +55,8 @@ def validity_summary(df: pd.DataFrame) -> pd.DataFrame:
                "valid_share": valid / n, "ci95_low": lo, "ci95_high": hi,
                "cut_off": int((group["category"] == "cut_off").sum()),
                "mean_attempts": float(group["attempts"].mean())}
+        if (df["category"] == UNJUDGED).any():  # answers the referee could not judge in time: never "not valid"
+            row[UNJUDGED] = int((group["category"] == UNJUDGED).sum())
         if "removed_mass" in group:
             row["removed_per_step"] = removed_per_step(group["removed_mass"])
         if (df["task"].isin(NO_AGE_TASKS)).any():
@@ -87,7 +94,8 @@ def same_schemas(df: pd.DataFrame) -> pd.DataFrame:
 
 def coverage_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per subset x strategy: schemas, compiled (declared coverage), outcomes, and the four verdicts
-    (among schemas compiled), with compile and mask time medians."""
+    (among schemas compiled), the instances left without one (UNVERDICTED, where any are), with compile and
+    mask time medians."""
     out = []
     for (subset, strategy), g in df.groupby(["subset", "strategy"], sort=True):
         per_schema = g.drop_duplicates("schema_file")
@@ -100,6 +108,9 @@ def coverage_summary(df: pd.DataFrame) -> pd.DataFrame:
         row["instances"] = len(inst)
         for v in VERDICTS:
             row[v] = int((inst["category"] == v).sum())
+        for category, column in UNVERDICTED.items():
+            if (df["category"] == category).any():
+                row[column] = int((inst["category"] == category).sum())
         row["compile_ms_median"] = float(per_schema["compile_ms"].median()) if len(per_schema) else np.nan
         row["mask_us_median"] = float(np.median(steps)) if steps else np.nan
         out.append(row)

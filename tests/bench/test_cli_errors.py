@@ -26,5 +26,5 @@ def test_a_schema_nested_past_pythons_recursion_limit_fails_in_one_line(tmp_path
     n = 3000
     deep = tmp_path / "deep.json"
     deep.write_text('{"type": "object", "properties": {"a": ' * n + "{}" + "}}" * n)
-    out = run_cli("task=file", f"task.path={deep}", "task.reference={}", "n=1", f"results_dir={tmp_path / 'r'}")
-    _one_line(out, "RecursionError", "nested too deeply")
+    out = run_cli("task=file", f"task.path={deep}", "task.reference='{}'", "n=1", f"results_dir={tmp_path / 'r'}")
+    _one_line(out, "nests objects and arrays deeper than Python's JSON reader can", "limits.max_nesting")
