@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from structbench.errors import (
 )
 from structbench.jsonschema.refs import follow_refs
 from structbench.limits import current as limits
+from structbench.limits import exceeded
 from structbench.masking import ENGINES
 from structbench.report.summary import coverage_summary, same_schemas
 
@@ -320,18 +322,53 @@ def _schema_rows(path: Path, base: dict, strategy: str, vocab, whitespace: str, 
     return rows
 
 
+def _integer(settings, key: str, default, least: int, allow_null: bool = False):
+    value = settings.get(key, default)
+    if value is None and allow_null:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise SettingsError(f"{key} must be an integer >= {least}" + (" or null" if allow_null else "")
+                            + f", got {value!r}")
+    return value
+
+
+def check_settings(settings) -> dict:
+    """The coverage keys (conf/sweep/coverage.yaml), checked before any corpus file is read: a SettingsError naming
+    the key, and nothing stored. Returns them checked, defaults filled in, with the trial's `files`."""
+    strategy = settings.strategy.name
+    if strategy != "tabled" and strategy not in ENGINES:
+        raise SettingsError(f"the coverage experiment runs strategy tabled or an engine "
+                            f"({', '.join(sorted(ENGINES))}), not {strategy!r}")
+    corpus_dir = settings.get("corpus_dir")
+    if not isinstance(corpus_dir, str) or not corpus_dir or not Path(corpus_dir).is_dir():
+        raise SettingsError(f"corpus_dir {corpus_dir!r} is not a directory")
+    sample = _integer(settings, "sample", None, 1, allow_null=True)
+    seconds = settings.get("compile_timeout_s", 10)
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds <= 0:
+        raise SettingsError(f"compile_timeout_s must be a number of seconds > 0, got {seconds!r}")
+    if seconds > limits().max_compile_seconds:
+        raise exceeded("max_compile_seconds", f"compile_timeout_s={seconds:g} seconds is longer than allowed")
+    checked = {"sample": sample, "compile_timeout_s": seconds, "mask_walks": _integer(settings, "mask_walks", 1, 0),
+               "mask_steps": _integer(settings, "mask_steps", 64, 1)}
+    subset = settings.get("subset", "all")
+    present = sorted({subset_of(p) for p in corpus_files(corpus_dir)})
+    if subset != "all" and subset not in present:
+        raise SettingsError(f"subset {subset!r} is not in corpus_dir {corpus_dir!r}; choose one of: all, "
+                            + (", ".join(present) or "(none: it holds no .json file)"))
+    return {**checked, "subset": subset, "files": corpus_files(corpus_dir, subset, sample)}
+
+
 def run(settings, trial, progress: bool = False) -> list[dict]:
     """settings: the trial's structbench.bench.settings.Settings."""
     from tqdm import tqdm
 
     # The corpus keys are the coverage sweep's own (conf/sweep/coverage.yaml): read from the composed settings.
     strategy, whitespace = settings.strategy.name, settings.whitespace
-    files = corpus_files(settings["corpus_dir"], settings.get("subset", "all"), settings.get("sample"))
+    keys = check_settings(settings)
     rows = []
-    for path in tqdm(files, desc=f"coverage/{strategy}/{settings.get('subset', 'all')}", disable=not progress,
-                     leave=False):
-        rows += schema_rows(path, strategy, trial.vocab, whitespace, settings.get("compile_timeout_s", 10),
-                            settings.get("mask_walks", 1), settings.get("mask_steps", 64))
+    for path in tqdm(keys["files"], desc=f"coverage/{strategy}/{keys['subset']}", disable=not progress, leave=False):
+        rows += schema_rows(path, strategy, trial.vocab, whitespace, keys["compile_timeout_s"], keys["mask_walks"],
+                            keys["mask_steps"])
     for row in rows:
         row.setdefault("finished", True)
         row.setdefault("attempts", 1)

@@ -19,6 +19,10 @@ from dataclasses import dataclass, fields
 
 from structbench.errors import LimitExceeded, SettingsError
 
+# The largest value any limit may be set to: every limit still means what its comment says there (a count a
+# C int holds; seconds the interval timer takes), and no setting overflows a machine integer on the way.
+LIMIT_CEILING = 2**31 - 1
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -26,6 +30,7 @@ class Limits:
     max_repeat: int = 1000                 # a counted repeat {m,n} is expanded by copying: n at most this
     max_nfa_states: int = 200_000          # states of one pattern's NFA (nested counted repeats multiply)
     max_dfa_states: int = 20_000           # states of one automaton construction (product, search, ...)
+    pattern_steps: int = 5_000_000         # NFA states visited building one pattern's DFA (its subsets' sizes summed)
     max_bound_digits: int = 40             # digits of an integer or decimal bound written as a language
     max_multiple_of: int = 1000            # a whole multipleOf up to this is a language of multiples
     max_literal_states: int = 1_000_000    # states of the trie of an enum's strings (one per distinct prefix)
@@ -37,7 +42,7 @@ class Limits:
     max_pattern_properties: int = 4        # patternProperties beside one another in one object
     max_string_length: int = 100_000       # maxLength above this is enforced as this (a restriction)
     max_items: int = 1000                  # minItems / maxItems counted exactly up to this
-    max_ref_depth: int = 100               # schemas nested through $ref (and ref-only chains): below Python's recursion limit
+    max_ref_depth: int = 100               # subschemas nested (items, properties, $ref, ...), $ref-only chains
     max_proof_depth: int = 8               # nesting an exclusivity proof (oneOf) looks through
     max_flexible_whitespace: int = 64      # whitespace=flexible: characters of one run of whitespace
     max_key_order_depth: int = 60          # coverage: an instance's keys put in schema order to this nesting
@@ -56,19 +61,25 @@ class Limits:
     max_nested_depth: int = 32             # task=nested: schema_depth at most this
     # --- samplers (structbench/samplers) ---
     max_particles: int = 4096              # smc / awrs: particles per answer
+    # --- trial settings (structbench/bench/settings.py, checked before a trial runs) ---
+    max_answers: int = 100_000             # n: answers (or walks) one trial draws
+    max_answer_tokens: int = 10_000        # max_tokens: tokens one answer may take (the sweeps use at most 400)
+    max_retry_attempts: int = 1_000_000    # max_attempts: whole answers retry may draw for one (distortion's: 100,000)
+    max_compile_seconds: int = 3600        # coverage: compile_timeout_s, seconds one compile or walk may take
 
     @classmethod
     def from_settings(cls, overrides: dict | None) -> "Limits":
-        """Limits with the given fields changed; an unknown field or a value that is not a positive integer is a
-        SettingsError naming it."""
+        """Limits with the given fields changed; an unknown field or a value that is not an integer from 1 to
+        LIMIT_CEILING is a SettingsError naming it."""
         overrides = dict(overrides or {})
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(overrides) - names)
         if unknown:
             raise SettingsError(f"unknown limit {unknown[0]!r}; the limits are: {', '.join(sorted(names))}")
         for name, value in overrides.items():
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise SettingsError(f"limits.{name} must be an integer >= 1, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= LIMIT_CEILING:
+                raise SettingsError(f"limits.{name} must be an integer from 1 to {LIMIT_CEILING:,} (2**31 - 1), "
+                                    f"got {value!r}")
         return dataclasses.replace(cls(), **overrides)
 
     def changed(self) -> dict:

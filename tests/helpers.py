@@ -215,3 +215,13 @@ def schema_and_document(draw, names=GENERAL_NAMES, chars=FREE_CHAR):
 
 # --- helpers --------------------------------------------------------------------------
 
+
+def one_line_error(out, *said) -> str:
+    """The CLI failed as every error should: exit 2, one line `structbench: error: ...` (Hydra's launch lines of a
+    sweep aside) holding each of `said`; that line."""
+    assert out.returncode == 2, out.stderr
+    errors = [line for line in out.stderr.splitlines() if not line.startswith("[")]
+    assert len(errors) == 1 and errors[0].startswith("structbench: error: "), out.stderr
+    for s in said:
+        assert s in errors[0], errors[0]
+    return errors[0]

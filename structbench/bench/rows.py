@@ -40,7 +40,7 @@ _FLOATS, _INTS = pa.list_(pa.float64()), pa.list_(pa.int64())
 COLUMNS: tuple[Column, ...] = (
     # --- the trial (every row) ---
     Column("experiment", _STR, "the results folder's name (each sweep names its own; `adhoc` for one trial)"),
-    Column("kind", _STR, "experiment kind: validity, speed, lesson or coverage"),
+    Column("kind", _STR, "experiment kind: validity, speed, lesson, coverage or distortion"),
     Column("trial_id", _STR, "hash of the trial's settings: the part file is `part-<trial_id>.parquet`"),
     Column("seed", _INT, "the trial's seed"),
     Column("sample", _INT, "answer (validity), walk (speed) or test instance (coverage) number within the trial"),
@@ -75,7 +75,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("compile_masks", _INT, "masks built while compiling"),
     Column("masks_built", _INT, "masks built during this answer"),
     Column("wall_ms", _FLOAT, "milliseconds for the whole answer (speed: the whole walk; coverage: one instance's "
-                              "walk)", Kind.TIMING),
+                              "walk; distortion: the mean over the runs)", Kind.TIMING),
     # --- kind=coverage: one row per (schema file, test instance); instance -1 for a schema's compile alone ---
     Column("subset", _STR, "coverage: the corpus subset the schema belongs to"),
     Column("schema_file", _STR, "coverage: the schema's file name"),
@@ -97,6 +97,42 @@ COLUMNS: tuple[Column, ...] = (
     Column("label", _STR, "lesson: the point's label (a token, an answer, a state)"),
     Column("x", _FLOAT, "lesson: the point's x"),
     Column("y", _FLOAT, "lesson: the point's y"),
+    # --- kind=distortion: one row per strategy (and particle count) of a case; see experiments/distortion.py ---
+    Column("values_from", _STR, "distortion: `exact` (every value from the exact solver) or `runs` (tv, valid_share, "
+                                "z_mean/z_bias/z_sd, ESS and cost from `runs` independent runs; exact_z and the noise "
+                                "floor from the solver)"),
+    Column("particles", _INT, "distortion: particles N of smc and awrs (null for the other strategies)"),
+    Column("runs", _INT, "distortion: independent runs behind the sampled values (null for exact rows)"),
+    Column("exact_z", _FLOAT, "distortion: Z = P(valid) under the model, exact"),
+    Column("tv", _FLOAT, "distortion: total variation between the strategy's answer texts and p*, the model's law "
+                         "given validity (runs: the empirical law of the runs' answers)"),
+    Column("tv_error", _FLOAT, "distortion, exact rows: how far tv may be off (half the width of its bounds from the "
+                               "texts listed, or the importance estimate's standard error)"),
+    Column("noise_floor", _FLOAT, "distortion: mean TV of `n` exact draws from p* against p* (sampling noise alone)"),
+    Column("noise_floor_sd", _FLOAT, "distortion: its standard deviation over floor_repeats simulations"),
+    Column("kl_pstar_q", _FLOAT, "distortion, exact rows: KL(p*‖q̃) in nats between token sequences, q̃ the "
+                                 "strategy's law given a valid answer"),
+    Column("kl_q_pstar", _FLOAT, "distortion, exact rows: KL(q̃‖p*) in nats"),
+    Column("kl_identity", _FLOAT, "distortion, tabled/naive: log Z − E_q[Σ log Z_t] from the kept masses; equals "
+                                  "kl_q_pstar only where the mask renormalises (noise 0, the two-token model) and "
+                                  "nothing dead-ends"),
+    Column("dead_end_mass", _FLOAT, "distortion, exact rows: the strategy's chance of a dead end (nothing allowed)"),
+    Column("valid_share", _FLOAT, "distortion: chance of a valid answer (exact rows) or share of runs with one"),
+    Column("z_mean", _FLOAT, "distortion, runs: mean of the runs' Ẑ (smc, awrs: unbiased; asap: its guide's "
+                             "estimate)"),
+    Column("z_bias", _FLOAT, "distortion, runs: z_mean − exact_z"),
+    Column("z_sd", _FLOAT, "distortion, runs: standard deviation of Ẑ over the runs"),
+    Column("final_ess", _FLOAT, "distortion, smc/awrs: mean effective sample size of the final weights"),
+    Column("resamples", _FLOAT, "distortion, smc/awrs: mean resampling steps per run"),
+    Column("model_calls", _FLOAT, "distortion: model calls per answer, all particles (exact rows: expected)"),
+    Column("constraint_checks", _FLOAT, "distortion: tokens checked against the constraint per answer (a full "
+                                        "mask counts the whole vocabulary; retry: 0, the referee judges)"),
+    Column("tokens_drawn", _FLOAT, "distortion: tokens drawn per answer, all particles, the end token included"),
+    Column("pruned_mass", _FLOAT, "distortion: mass the exact solver dropped unexpanded: a bound on the error of "
+                                  "its masses"),
+    Column("exact_nodes", _INT, "distortion: (model state, constraint state) nodes the exact solver expanded"),
+    Column("exact_seconds", _FLOAT, "distortion: seconds the exact solve took (shared by the case's trials)",
+           Kind.TIMING),
     # --- provenance ---
     Column("config_json", _STR, "the settings the trial_id hashes, as JSON"),
     Column("git_sha", _STR, "the commit the package ran from (`+dirty` for a changed work tree)", Kind.PROVENANCE),

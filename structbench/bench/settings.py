@@ -27,7 +27,8 @@ from structbench.bench.tasks import (
 )
 from structbench.errors import ModelUnavailable, SettingsError
 from structbench.jsonschema.checker import KEY_ORDERS, WHITESPACE_POLICIES
-from structbench.limits import Limits
+from structbench.limits import Limits, exceeded, using
+from structbench.limits import current as current_limits
 from structbench.lm.real_vocab import REAL_VOCABS, real_vocabulary
 from structbench.lm.sampling import check_budget, check_temperature
 from structbench.lm.toy_model import ToyModel
@@ -50,6 +51,7 @@ TASKS = {
 }
 VOCABS = ("toy", "synthetic") + REAL_VOCABS + ("smollm2",)
 MODELS = ("toy", "smollm2")
+MAX_SEED = 2**63 - 1  # the largest seed a row's int64 `seed` column holds
 LESSON_PARTS = ("first_step", "mask_table", "distortion", "formulas", "length", "retry", "work")
 
 # The keys each choice reads besides `name`. Any other key (a misspelling added with `+`, as Hydra's own hint
@@ -93,6 +95,29 @@ def _closest(key: str, known, prefix: str, owners: Mapping | None = None) -> str
         owner = (owners or {}).get(close[0])
         return f" (did you mean {prefix}{close[0]}" + (f", a setting of {owner}" if owner else "") + "?)"
     return f"; it reads: {', '.join(prefix + str(k) for k in sorted(known, key=str))}"
+
+
+def _at_most(value: int, limit: str, what: str) -> None:
+    """A count setting past `limits.<limit>` (the limits in force): LimitExceeded naming both."""
+    if value > getattr(current_limits(), limit):
+        raise exceeded(limit, f"{what} is more than allowed")
+
+
+def _boolean(key: str, value) -> bool:
+    """true or false, nothing else: Hydra reads `progress=maybe` as a string and `force=2` as an integer."""
+    if not isinstance(value, bool):
+        raise SettingsError(f"{key} must be true or false, got {value!r}")
+    return value
+
+
+def _plain_name(key: str, value) -> str:
+    """A setting used as one component of a path (results go to <results_dir>/<experiment>/): a plain name, so
+    that nothing is written outside results_dir."""
+    if (not isinstance(value, str) or value in ("", ".", "..") or any(c in value for c in "/\\\0")
+            or value != value.strip()):
+        raise SettingsError(f"{key} must be a plain name (no '/', '\\', '..', nor empty): it names a folder "
+                            f"under results_dir, got {value!r}")
+    return value
 
 
 def top_level_keys() -> tuple[str, ...]:
@@ -233,18 +258,27 @@ class Settings(Mapping):
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise SettingsError(f"n (answers per trial) must be an integer >= 1, got {n!r}")
         seed = get("seed")
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise SettingsError(f"seed must be an integer >= 0, got {seed!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise SettingsError(f"seed must be an integer from 0 to 2**63 - 1 (rows store it as int64), got {seed!r}")
         try:
             max_tokens = check_budget(get("max_tokens"))
             max_attempts = check_attempts(get("max_attempts"))
             temperature = check_temperature(get("temperature", 1.0))
         except ValueError as e:
             raise SettingsError(str(e)) from None
-        return cls(composed, kind, get("part"), get("experiment") or "adhoc", n, seed, max_tokens, max_attempts,
+        with using(limits):  # the trial's own limits bound its counts (and name themselves in the error)
+            _at_most(n, "max_answers", f"n={n:,} answers in one trial")
+            _at_most(max_tokens, "max_answer_tokens", f"max_tokens={max_tokens:,} tokens for one answer")
+            _at_most(max_attempts, "max_retry_attempts", f"max_attempts={max_attempts:,} tries for one answer")
+        experiment = "adhoc" if get("experiment") is None else _plain_name("experiment", get("experiment"))
+        results_dir = get("results_dir", "results")
+        if not isinstance(results_dir, str) or not results_dir:
+            raise SettingsError(f"results_dir must be a folder's path, got {results_dir!r}")
+        return cls(composed, kind, get("part"), experiment, n, seed, max_tokens, max_attempts,
                    temperature, key_order, whitespace, TaskSettings.from_dict(get("task") or {}),
                    VocabSettings.from_dict(get("vocab") or {}), ModelSettings.from_dict(get("model") or {}),
-                   strategy, limits, get("results_dir", "results"), get("force", False), get("progress", False))
+                   strategy, limits, results_dir, _boolean("force", get("force", False)),
+                   _boolean("progress", get("progress", False)))
 
     @property
     def trial_id(self) -> str:

@@ -158,8 +158,8 @@ class SchemaCompiler(ContainerRules, Completion, Exclusivity):
             return self.memo[key]
         self.depth += 1
         if self.depth > limits().max_ref_depth:
-            raise UnsupportedSchema("$ref", path, f"schemas nested more than {limits().max_ref_depth} deep through "
-                                    f"$ref, or recursion through allOf / anyOf without an end {limit_note('max_ref_depth')}")
+            raise UnsupportedSchema("(nesting)", path, f"subschemas nested more than {limits().max_ref_depth} deep (by "
+                                    f"items, properties, $ref, allOf, ...) {limit_note('max_ref_depth')}")
         try:
             if "dependentRequired" in live or "dependentSchemas" in live:
                 live = dependencies_as_all_of(live, path)

@@ -48,6 +48,15 @@ class ObjectKeys:
             index = self._key_indexes[node_id] = (sorted(children), children)
         return index
 
+    def _property_continues(self, node_id: int, text: str, cands) -> bool:
+        """Does some property name (used or not) continue `text` with a character in `cands`?"""
+        names = self._key_index(node_id)[0]
+        for lo, hi in cands:
+            i = bisect.bisect_left(names, text + chr(lo))
+            if i < len(names) and names[i].startswith(text) and ord(names[i][len(text)]) <= hi:
+                return True
+        return False
+
     def _is_property(self, node_id: int, text: str) -> bool:
         return next(self._names_from(node_id, text), None) == text
 
@@ -123,11 +132,8 @@ class ObjectKeys:
         """After a key's decoded `text` (and its DFA states `ks`), can the key still be completed?
         cands: the code points the next character may be (None: the key may also end here)."""
         node = self.nodes[frame.node]
-        if text != OTHER:
-            for name in self._available_from(frame, text):
-                if cands is None and name == text or len(name) > len(text) and (
-                        cands is None or in_intervals(cands, ord(name[len(text)]))):
-                    return True
+        if text != OTHER and self._name_continues(frame, text, cands):
+            return True
         if not self._others_allowed(frame):
             return False
         if node.key_dfa is not None:
@@ -138,6 +144,23 @@ class ObjectKeys:
         # Strict, with patterns: some pattern can still match.
         return any(s is not None and (cands is None or dfa_live_on(node.patterns[i][0], s, cands))
                    for i, s in enumerate(ks))
+
+    def _name_continues(self, frame: Frame, text: str, cands) -> bool:
+        """Is some available property name `text` itself (cands None) or `text` and then a character in `cands`?
+        Unordered keys bisect to each interval of `cands`, so only names that continue that way are visited."""
+        if cands is None:
+            return next(self._available_from(frame, text), None) is not None
+        if self._ordered:
+            return any(len(name) > len(text) and in_intervals(cands, ord(name[len(text)]))
+                       for name in self._available_from(frame, text))
+        names = self._key_index(frame.node)[0]
+        for lo, hi in cands:
+            i = bisect.bisect_left(names, text + chr(lo))
+            while i < len(names) and names[i].startswith(text) and ord(names[i][len(text)]) <= hi:
+                if self._is_available(frame, names[i]):
+                    return True
+                i += 1
+        return False
 
     def _key_open(self, top: Frame) -> Frame:
         """The frame after a key's opening quote."""
@@ -167,9 +190,8 @@ class ObjectKeys:
             cands = escape_candidates(got.esc)
             if not self._key_live(top, top.text, top.ks, cands):
                 return None
-            if not top.ks and not node.distinct_keys and self._others_allowed(top) and top.text != OTHER and not any(
-                    len(n) > len(top.text) and in_intervals(cands, ord(n[len(top.text)]))
-                    for n in self._names_from(top.node, top.text)):
+            if not top.ks and not node.distinct_keys and self._others_allowed(top) and top.text != OTHER and \
+                    not self._property_continues(top.node, top.text, cands):
                 # No property name continues this way (a forbidden or used one included, which must still be
                 # told apart): the key is some other key, its text no longer matters.
                 prog = collapsible(got.esc)

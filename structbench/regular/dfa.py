@@ -15,8 +15,8 @@ import bisect
 from dataclasses import dataclass, field
 
 from structbench.errors import InvalidAutomaton, TooComplex
+from structbench.limits import Fuel, exceeded
 from structbench.limits import current as limits
-from structbench.limits import exceeded
 from structbench.regular.charsets import MAX_CODE_POINT, contains
 from structbench.regular.nfa import NFA
 from structbench.regular.syntax import parse_pattern
@@ -148,6 +148,7 @@ def compile_pattern(pattern: str, safe_classes: bool = False, accept_absorbs: bo
     end). Every accepting set becomes one absorbing state, instead of a subset construction that keeps
     following the other, now pointless, partial matches (exponentially many for `a/x+|b/x+|...`)."""
     what = f"pattern {_shown(pattern)}"
+    fuel = Fuel("pattern_steps", f"building the automaton of {what}")  # states under the cap can still be huge sets
     nfa = NFA(what)
     nfa_start, nfa_accept = nfa.build(parse_pattern(pattern, safe_classes))
     edges = nfa.edges
@@ -155,11 +156,13 @@ def compile_pattern(pattern: str, safe_classes: bool = False, accept_absorbs: bo
 
     def settle(states) -> frozenset[int]:
         reached = nfa.closure(states)
+        fuel.spend(len(reached))
         return absorbing if accept_absorbs and nfa_accept in reached else reached
 
     def moves_of(current: frozenset[int]) -> list[tuple[int, int, frozenset[int]]]:
         if current is absorbing:
             return [(0, MAX_CODE_POINT, absorbing)]
+        fuel.spend(len(current))
         labelled = [(label, t) for s in current for label, t in edges[s] if label is not None]
         # Cut the code points into elementary segments on which every label agrees.
         cuts = sorted({lo for label, _ in labelled for lo, _ in label} | {hi + 1 for label, _ in labelled for _, hi in label})

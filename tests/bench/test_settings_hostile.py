@@ -10,7 +10,7 @@ import os
 import time
 
 import pytest
-from helpers import CONF_DIR, run_cli, settings_of
+from helpers import CONF_DIR, one_line_error, run_cli, settings_of
 
 from structbench.bench.settings import Settings, build_task
 from structbench.bench.store import STALE_AFTER_SECONDS, remove_stale_temps
@@ -20,13 +20,7 @@ POINT_SCHEMA = {"type": "object", "properties": {"x": {"type": "integer", "minim
                 "additionalProperties": False}
 
 
-def _one_line(out, *said):
-    assert out.returncode == 2, out.stderr
-    errors = [line for line in out.stderr.splitlines() if not line.startswith("[")]  # Hydra logs a sweep's launches
-    assert len(errors) == 1 and errors[0].startswith("structbench: error: "), out.stderr
-    for s in said:
-        assert s in errors[0], errors[0]
-    return errors[0]
+_one_line = one_line_error
 
 
 def _written(folder):

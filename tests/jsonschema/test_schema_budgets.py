@@ -85,11 +85,19 @@ def test_reference_chains_and_nesting_through_refs_stop_at_max_ref_depth():
         compile_schema(chain)
     nested = {"$defs": {f"d{i}": {"type": "object", "properties": {"x": {"$ref": f"#/$defs/d{i + 1}"}}}
                         for i in range(5000)} | {"d5000": {"type": "integer"}}, "$ref": "#/$defs/d0"}
-    with pytest.raises(UnsupportedSchema, match=r"schemas nested more than 100 deep through \$ref.*limits.max_ref_depth"):
+    with pytest.raises(UnsupportedSchema, match=r"subschemas nested more than 100 deep \(by items, properties, \$ref.*limits.max_ref_depth"):
         compile_schema(nested)
     short = {"$defs": {f"d{i}": {"$ref": f"#/$defs/d{i + 1}"} for i in range(50)} | {"d50": {"type": "integer"}},
              "$ref": "#/$defs/d0"}
     assert _walk(SchemaChecker(short), "42")
+
+
+def test_arrays_nested_past_max_ref_depth_are_not_blamed_on_a_ref():
+    schema = {"type": "string"}
+    for _ in range(110):
+        schema = {"type": "array", "items": schema}
+    with pytest.raises(UnsupportedSchema, match=r"unsupported: \(nesting\) at #/items/items.*more than 100 deep"):
+        compile_schema(schema)
 
 
 def test_an_enum_of_thousands_of_objects_is_declared_at_once():

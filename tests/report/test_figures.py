@@ -21,11 +21,11 @@ from structbench.bench.store import ROW_SCHEMA, part_path, read_results, write_p
 from structbench.bench.strategies import STRATEGIES
 from structbench.errors import MissingRows
 from structbench.report import figures
-from structbench.report.figures import coverage, lesson, realmodel, speed, style, sweeps
+from structbench.report.figures import coverage, exact_distortion, lesson, realmodel, speed, style, sweeps
 
 LESSON_FIGURES = ["validity_vs_length", "masked_step", "validity_bars", "mask_table", "distortion", "mask_cost", "retry"]
 SWEEP_FIGURES = ["sweep_noise", "sweep_depth", "sweep_vocab_mask_time", "sweep_removed_mass", "sweep_work_vs_formula",
-                 "sweep_retry", "speed", "coverage", "realmodel"]
+                 "sweep_retry", "speed", "coverage", "realmodel", "distortion_cost", "distortion_vs_z"]
 
 
 def row(**values) -> dict:
@@ -113,6 +113,23 @@ def validity_trials(rng, noises=(0.5, 1.0, 2.0), experiment_noise_share=None) ->
     return trials
 
 
+def distortion_trials() -> dict:
+    """Per case (the two-token example, age at two noise levels) and strategy, rows as the distortion experiment
+    writes them."""
+    trials = {}
+    for task, noise, z in (("two_token", None, 0.099), ("age", 0.5, 0.74), ("age", 2.0, 0.21)):
+        common = dict(kind="distortion", task=task, noise=noise, exact_z=z, noise_floor=0.02, noise_floor_sd=0.005)
+        trials[f"{task}-{noise}-tabled"] = [row(strategy="tabled", tv=0.8 * (1 - z), tv_error=0.0, kl_q_pstar=2 - z,
+                                                model_calls=7.0, **common)]
+        trials[f"{task}-{noise}-retry"] = [row(strategy="retry", tv=0.0, kl_q_pstar=0.0, model_calls=7 / z, **common)]
+        for strategy in ("smc", "awrs"):
+            trials[f"{task}-{noise}-{strategy}"] = [
+                row(strategy=strategy, sample=i, particles=n, runs=200, tv=0.8 * (1 - z) / n, model_calls=7.0 * n,
+                    **common) for i, n in enumerate((1, 4, 16, 64))]
+        trials[f"{task}-{noise}-asap"] = [row(strategy="asap", runs=200, tv=0.1, model_calls=7.0, **common)]
+    return trials
+
+
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     """A small store holding every experiment the figures read."""
@@ -155,6 +172,7 @@ def results(tmp_path_factory):
                     rows = [{**r, "text": '{"age": 3}' if i % 2 else '{"age": null}'} for i, r in enumerate(rows)]
                     realmodel[f"{model}-{task}-{strategy}-{temperature}"] = rows
     store(root, "realmodel", realmodel)
+    store(root, "distortion", distortion_trials())
     return root
 
 
@@ -170,7 +188,7 @@ def has_data(ax) -> bool:
 
 def test_the_registry_names_every_figure_function_once():
     """Every fig_<name> of the family modules is registered under its name, and the README's files exist."""
-    functions = {name: f for module in (lesson, sweeps, speed, coverage, realmodel)
+    functions = {name: f for module in (lesson, sweeps, speed, coverage, realmodel, exact_distortion)
                  for name, f in inspect.getmembers(module, inspect.isfunction) if name.startswith("fig_")}
     assert {f"fig_{s.name}": s.draw for s in figures.FIGURES} == functions
     assert sorted(figures.BY_NAME) == sorted(LESSON_FIGURES + SWEEP_FIGURES)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from structbench.report.figures import coverage, lesson, realmodel, speed, sweeps
+from structbench.report.figures import coverage, exact_distortion, lesson, realmodel, speed, sweeps
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,8 @@ FIGURES = (
     FigureSpec("sweep_work_vs_formula", ("lesson",), sweeps.fig_sweep_work_vs_formula),
     FigureSpec("sweep_retry", ("noise", "validity"), sweeps.fig_sweep_retry),
     FigureSpec("realmodel", ("realmodel",), realmodel.fig_realmodel),
+    FigureSpec("distortion_cost", ("distortion",), exact_distortion.fig_distortion_cost),
+    FigureSpec("distortion_vs_z", ("distortion",), exact_distortion.fig_distortion_vs_z),
 )
 BY_NAME = {spec.name: spec for spec in FIGURES}
 LESSON_FIGURES = tuple(s.name for s in FIGURES if s.lesson)
