@@ -14,7 +14,7 @@ from structbench.errors import (
     TooComplex,
     UnsupportedSchema,
 )
-from structbench.jsonschema.nodes import Node
+from structbench.jsonschema.nodes import Node, lone_surrogate
 from structbench.limits import current as limits
 from structbench.regular import EMPTY, as_int, search_dfa
 
@@ -45,6 +45,10 @@ class ContainerRules:
                 raise UnsupportedSchema("patternProperties", path, str(e)) from None
         extra = s.get("additionalProperties", True)
         names = list(props) + [r for r in required if r not in props]
+        unwritable = next((n for n in names if lone_surrogate(n)), None)
+        if unwritable is not None:  # a key the checker would start and could never finish: a dead end
+            raise UnsupportedSchema("properties" if unwritable in props else "required", path,
+                                    f"the key {unwritable!r} holds a lone surrogate, which the checker never writes")
         # \d \w \s are read safely (ASCII-only matches), narrower than Python's Unicode classes: a key
         # such a pattern is said not to match would wrongly fall through to additionalProperties (or a
         # non-ASCII property name miss the pattern's schema). Sound only when neither can happen.

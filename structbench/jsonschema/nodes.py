@@ -134,6 +134,12 @@ def json_key(value):
     return (type(value).__name__, value)
 
 
+def lone_surrogate(text: str) -> bool:
+    """Does `text` hold a surrogate code point on its own? JSON text can spell one (\\ud83d), the checker never
+    writes one (a surrogate escape must pair), so a name or literal holding one cannot be written."""
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
 def unique_values(values) -> list:
     """The values without repeats (by JSON equality), first occurrence kept; by hashing, not pairwise (an enum
     of thousands of objects)."""

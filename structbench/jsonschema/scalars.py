@@ -18,7 +18,7 @@ from structbench.errors import (
     UnsupportedSchema,
 )
 from structbench.jsonschema.keywords import CHECKED_FORMATS, REFEREE_FORMATS
-from structbench.jsonschema.nodes import number_spellings
+from structbench.jsonschema.nodes import lone_surrogate, number_spellings
 from structbench.limits import current as limits
 from structbench.regular import (
     any_string,
@@ -51,6 +51,16 @@ def string_language(s: dict, path: str, literals):
     """(dfa, exact): the DFA of the strings the schema allows (None: any string; False: none), and the exact
     set of them when it is finite and known (`literals`: the enum's strings, or None without an enum)."""
     dfas, exact = [], literals
+    if literals is not None and any(lone_surrogate(t) for t in literals):
+        # Left in, the trie would let the checker start a literal it can never finish (a restriction: the
+        # checker never writes a lone surrogate).
+        literals = exact = [t for t in literals if not lone_surrogate(t)]
+        if not literals:
+            values = s["enum"] if isinstance(s.get("enum"), list) else [s.get("const")]
+            if all(isinstance(v, str) for v in values):
+                raise UnsupportedSchema("enum" if "enum" in s else "const", path, "every string it allows holds a "
+                                        "lone surrogate, which the checker never writes")
+            return False, []  # its other values remain
     if literals is not None:
         dfas.append(literal_dfa(sorted(set(literals))))
     lo, hi = s.get("minLength", 0), s.get("maxLength")

@@ -106,3 +106,15 @@ def test_an_enum_of_thousands_of_objects_is_declared_at_once():
         compile_schema({"enum": [{"k": i, "v": [i, i + 1]} for i in range(5000)]})
     checker = SchemaChecker({"enum": [{"k": 1}, {"k": 1.0}, ["a"]]})  # {"k": 1} twice: 1 == 1.0
     assert _walk(checker, '{"k": 1}') and _walk(checker, '["a"]') and not _walk(checker, '{"k": 2}')
+
+
+def test_names_and_literals_the_checker_could_start_but_never_finish_are_declared():
+    # A lone surrogate: JSON text can spell it (\ud83d), the checker never writes one; left in, a key or literal
+    # would be started and never finished (a dead end, "the mask allows no token at all").
+    for schema, keyword in (({"type": "object", "required": ["\ud83d"]}, "required"),
+                            ({"type": "object", "properties": {"a\udc00": {}}}, "properties"),
+                            ({"const": "\ud83d"}, "const"), ({"enum": ["\ud83dx"]}, "enum")):
+        with pytest.raises(UnsupportedSchema, match=rf"unsupported: {keyword} at # .*lone surrogate"):
+            compile_schema(schema)
+    mixed = SchemaChecker({"enum": ["\ud83dx", "ok", 1]})  # the others remain: a restriction
+    assert _walk(mixed, '"ok"') and _walk(mixed, "1") and not _walk(mixed, '"\\ud83dx"')
