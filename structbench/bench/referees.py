@@ -85,12 +85,35 @@ Draft202012Referee = jsonschema.validators.extend(jsonschema.Draft202012Validato
                                                    "dependencies": _legacy_dependencies})
 
 
-class SchemaReferee:
-    def __init__(self, schema):
+_CHECKED: dict[str, str | None] = {}  # a schema's canonical JSON -> the meta-schema's complaint, or None
+
+
+def _check_schema(schema) -> None:
+    """The schema against the 2020-12 meta-schema, once per process per schema: a file task's reference check
+    and its trial each build a referee, and a 55,000-property schema takes seconds to check."""
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):  # not plain JSON (or past Python's int -> str limit): checked every time
+        key = None
+    if key is None or key not in _CHECKED:
         try:
             jsonschema.Draft202012Validator.check_schema(schema)
+            problem = None
         except jsonschema.SchemaError as e:
-            raise InvalidSchema(f"not a valid Draft 2020-12 schema: {e.message}") from None
+            problem = e.message
+        if key is not None:
+            if len(_CHECKED) >= 16:
+                _CHECKED.clear()
+            _CHECKED[key] = problem
+    else:
+        problem = _CHECKED[key]
+    if problem is not None:
+        raise InvalidSchema(f"not a valid Draft 2020-12 schema: {problem}")
+
+
+class SchemaReferee:
+    def __init__(self, schema):
+        _check_schema(schema)
         self.validator = Draft202012Referee(schema, format_checker=format_checker())
 
     def __call__(self, text: str) -> bool:
