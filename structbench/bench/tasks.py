@@ -173,7 +173,6 @@ def file_task(path: str, reference: str, kind: str = "schema", opening: str | No
     if kind not in ("schema", "pattern"):
         raise ValueError(f"task file kind must be 'schema' or 'pattern', got {kind!r}")
     text = read_text_file(p, "task file")
-    hint = _kind_hint(p, text, kind)
     try:
         if kind == "schema":
             spec = parse_json_text(text, f"schema file {str(p)!r}")
@@ -182,6 +181,7 @@ def file_task(path: str, reference: str, kind: str = "schema", opening: str | No
             spec = text.rstrip("\n")
             compile_pattern(spec)
     except ValueError as e:  # our PatternError, UnsupportedSchema, ... are ValueErrors too
+        hint = _kind_hint(p, text, kind)  # read again only on the way out: the file parsed once when all is well
         if not hint:
             raise
         raise ValueError(f"{e}{hint}") from None
@@ -193,7 +193,7 @@ def file_task(path: str, reference: str, kind: str = "schema", opening: str | No
     problem = reference_problem(task)
     if problem:
         raise ValueError(f"task.reference {_short(reference)} is not valid under its own {kind} {str(p)!r}: "
-                         f"{problem}{hint}")
+                         f"{problem}{_kind_hint(p, text, kind)}")
     return task
 
 

@@ -48,17 +48,22 @@ class ObjectKeys:
             index = self._key_indexes[node_id] = (sorted(children), children)
         return index
 
-    def _property_continues(self, node_id: int, text: str, cands) -> bool:
-        """Does some property name (used or not) continue `text` with a character in `cands`?"""
+    def _names_continuing(self, node_id: int, text: str, cands):
+        """The node's property names that are `text` and then a character in `cands` (code-point intervals):
+        one bisection per interval, so only those names are visited."""
         names = self._key_index(node_id)[0]
         for lo, hi in cands:
             i = bisect.bisect_left(names, text + chr(lo))
-            if i < len(names) and names[i].startswith(text) and ord(names[i][len(text)]) <= hi:
-                return True
-        return False
+            while i < len(names) and names[i].startswith(text) and ord(names[i][len(text)]) <= hi:
+                yield names[i]
+                i += 1
+
+    def _property_continues(self, node_id: int, text: str, cands) -> bool:
+        """Does some property name (used or not) continue `text` with a character in `cands`?"""
+        return next(self._names_continuing(node_id, text, cands), None) is not None
 
     def _is_property(self, node_id: int, text: str) -> bool:
-        return next(self._names_from(node_id, text), None) == text
+        return text in self._key_index(node_id)[1]
 
     def _is_available(self, frame: Frame, name: str) -> bool:
         """May property `name` come next? (Unordered keys: `_available` without listing every name.)"""
@@ -153,14 +158,7 @@ class ObjectKeys:
         if self._ordered:
             return any(len(name) > len(text) and in_intervals(cands, ord(name[len(text)]))
                        for name in self._available_from(frame, text))
-        names = self._key_index(frame.node)[0]
-        for lo, hi in cands:
-            i = bisect.bisect_left(names, text + chr(lo))
-            while i < len(names) and names[i].startswith(text) and ord(names[i][len(text)]) <= hi:
-                if self._is_available(frame, names[i]):
-                    return True
-                i += 1
-        return False
+        return any(self._is_available(frame, name) for name in self._names_continuing(frame.node, text, cands))
 
     def _key_open(self, top: Frame) -> Frame:
         """The frame after a key's opening quote."""
@@ -223,7 +221,7 @@ class ObjectKeys:
         text = top.text
         child = None
         if text != OTHER and (self._is_available(top, text) if not self._ordered else text in self._available(top)):
-            child = node.child_for_key(text, frozenset())
+            child = self._key_index(top.node)[1][text]  # child_for_key's answer, without its scan
             if self._ordered:
                 at = next(i for i, (name, _) in enumerate(node.properties) if name == text) + 1
                 return rest + (top._replace(phase=COLON, at=at, child=child, text="", esc="", ks=(),

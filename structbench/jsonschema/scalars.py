@@ -20,6 +20,7 @@ from structbench.errors import (
 from structbench.jsonschema.keywords import CHECKED_FORMATS, REFEREE_FORMATS
 from structbench.jsonschema.nodes import lone_surrogate, number_spellings
 from structbench.limits import current as limits
+from structbench.limits import limit_note
 from structbench.regular import (
     any_string,
     as_int,
@@ -133,7 +134,7 @@ def _check_finite(keyword: str, value, path: str) -> None:
     cap = limits().max_bound_digits
     if isinstance(value, int) and abs(value) >= 10**cap:  # more digits than the cap
         raise UnsupportedSchema(keyword, path, f"{keyword}: a number with more than {cap} digits "
-                                f"(limits.max_bound_digits = {cap}; raise it with +limits.max_bound_digits=N)")
+                                f"{limit_note('max_bound_digits')}")
 
 
 def _integer_bounds(bounds: list) -> tuple:

@@ -66,12 +66,11 @@ class TabledConstraint:
 
     def _build_ahead(self) -> None:
         """Every state's mask, while the walks stay within `limits.precompute_token_chars`."""
-        budget = limits().precompute_token_chars
+        budget, start = limits().precompute_token_chars, self.work.chars
         for state in range(len(self.dense.states)):
-            if budget <= 0:
+            if self.work.chars - start >= budget:  # _build counts each walk's steps there
                 break
             self._build(state)
-            budget -= self.last_build_steps
 
     def start(self) -> int:
         return self.dense.start
@@ -116,14 +115,12 @@ class TabledConstraint:
                 allowed, steps = self.split.mask(self.dense.states[state])
             else:
                 allowed, steps = self.dense.mask(state)
-        self.last_build_steps = steps
         allowed.flags.writeable = False  # shared by every step that reaches this state
         self.table[state] = allowed
         self._bits[state] = pack_bits(allowed)
         self.work.chars += steps
         self.work.masks_built += 1
         return allowed
-
 
     def _split_denses(self) -> tuple:
         return () if self.split is None else (self.split.top_dense, self.split.full_dense)
@@ -158,7 +155,7 @@ class ContextSplit:
     suffixes are walked, from the real stack with its top closed.
     """
 
-    def __init__(self, checker, vocab: Vocabulary, boundaries: np.ndarray, ahead: Fuel | None = None):
+    def __init__(self, checker, vocab: Vocabulary, boundaries: np.ndarray, ahead: Fuel):
         self.checker, self.vocab = checker, vocab
         self.top_dense = LazyDense(_StartAt(checker), boundaries, vocab)
         self.full_dense = LazyDense(checker, boundaries, vocab)
@@ -168,7 +165,6 @@ class ContextSplit:
         self.compile_steps = 0
         # Tops tabled ahead, within `ahead` (an object's used keys make tops without number: past the budget
         # the rest is tabled when first met, with the same result).
-        ahead = ahead if ahead is not None else Fuel("precompute_steps", "tabling ahead")
         try:
             with fueled(ahead, self.top_dense, self.full_dense):
                 for top in self._reachable_tops(ahead):
@@ -235,14 +231,15 @@ class ContextSplit:
 
 @contextlib.contextmanager
 def fueled(fuel: Fuel, *denses: LazyDense):
-    """Run a block with these walks' machine steps drawn from `fuel` (and unbounded again after it)."""
+    """Run a block with these walks' machine steps drawn from `fuel` (and from what they drew on before, after it)."""
+    before = [dense.fuel for dense in denses]
     for dense in denses:
         dense.fuel = fuel
     try:
         yield fuel
     finally:
-        for dense in denses:
-            dense.fuel = None
+        for dense, outer in zip(denses, before):
+            dense.fuel = outer
 
 
 def steps_taken(machine) -> int:

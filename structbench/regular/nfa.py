@@ -18,7 +18,7 @@ class NFA:
     `limits.max_nfa_states` of them: counted repeats are copies, and nested ones multiply
     (`((a{1000}){1000}){1000}` would be a billion states); `what` names the pattern in that error."""
 
-    def __init__(self, what: str = "a pattern"):
+    def __init__(self, what: str):
         self.edges: list[list[tuple[Intervals | None, int]]] = []
         self.what, self.cap = what, limits().max_nfa_states
 
