@@ -3,6 +3,7 @@
 none           unconstrained sampling
 naive          every token checked against the automaton at every step
 tabled         masks computed once per automaton state (vectorised) and read back
+lazy           tabled with nothing computed ahead: each state's mask built when first met (fresh schemas)
 retry          unconstrained whole answers judged by the referee, resampled up to max_attempts
 smc            sequential Monte Carlo: particles proposing from the masked softmax, weighted by the kept mass
 awrs           the same SMC, each token by adaptive weighted rejection sampling (per-token checks, no mask)
@@ -48,12 +49,13 @@ from structbench.masking import (
     NaiveConstraint,
     engine_constraint,
     pattern_constraint,
+    lazy_constraint,
     schema_constraint,
 )
 from structbench.samplers import DEFAULT_ESS_THRESHOLD, DEFAULT_PARTICLES, SAMPLERS, asap, awrs, smc
 from structbench.samplers.particles import check_settings as check_sampler_settings
 
-OUR_STRATEGIES = ("none", "naive", "tabled", "retry") + SAMPLERS
+OUR_STRATEGIES = ("none", "naive", "tabled", "lazy", "retry") + SAMPLERS
 ENGINE_STRATEGIES = ENGINES
 STRATEGIES = OUR_STRATEGIES + ENGINE_STRATEGIES
 UNCONSTRAINED = ("none", "retry")  # strategies that sample without a mask
@@ -210,6 +212,8 @@ def compile_constraint(task: Task, vocab: Vocabulary, strategy: str, key_order: 
     machine = task.machine(key_order, whitespace)
     if strategy in ("naive", "awrs"):
         return NaiveConstraint(machine, vocab)
+    if strategy == "lazy":
+        return lazy_constraint(machine, vocab)
     if task.kind == "pattern":  # a finite machine: table every state before the first token
         return pattern_constraint(machine.dfa, vocab)
     return schema_constraint(machine, vocab)

@@ -40,7 +40,8 @@ class TabledConstraint:
     non-recursive schemas), so a step is a row lookup; otherwise each state is tabled the first time it is
     met (through :class:`ContextSplit` for a checker's stacks)."""
 
-    def __init__(self, machine: Machine, vocab: Vocabulary, boundaries: np.ndarray, eager: bool = False):
+    def __init__(self, machine: Machine, vocab: Vocabulary, boundaries: np.ndarray, eager: bool = False,
+                 split: bool = True):
         self.vocab = vocab
         self.work = WorkCounter()
         self.dense = LazyDense(machine, boundaries, vocab)
@@ -60,7 +61,7 @@ class TabledConstraint:
                 pass  # too many to table up front: table each state when first met
             if self.eager:
                 self._build_ahead()
-        if not self.eager and hasattr(machine, "context_frame"):
+        if split and not self.eager and hasattr(machine, "context_frame"):
             self.split = ContextSplit(machine, vocab, boundaries, ahead)
             self.work.chars += self.split.compile_steps
 
@@ -132,6 +133,13 @@ def pattern_constraint(dfa: DFA, vocab: Vocabulary) -> TabledConstraint:
 
 def schema_constraint(checker, vocab: Vocabulary, eager: bool = True) -> TabledConstraint:
     return TabledConstraint(checker, vocab, machine_boundaries(checker.special_chars()), eager=eager and checker.is_finite())
+
+
+def lazy_constraint(machine: Machine, vocab: Vocabulary) -> TabledConstraint:
+    """The lazy strategy: nothing tabled ahead, each state's mask built when first met and kept (fresh schemas)."""
+    boundaries = pattern_boundaries(machine.dfa) if isinstance(machine, PatternMachine) else \
+        machine_boundaries(machine.special_chars())
+    return TabledConstraint(machine, vocab, boundaries, eager=False, split=False)
 
 
 def mask_table(dfa: DFA, vocab: Vocabulary) -> np.ndarray:
