@@ -48,8 +48,8 @@ from structbench.masking import (
     Constraint,
     NaiveConstraint,
     engine_constraint,
-    pattern_constraint,
     lazy_constraint,
+    pattern_constraint,
     schema_constraint,
 )
 from structbench.samplers import DEFAULT_ESS_THRESHOLD, DEFAULT_PARTICLES, SAMPLERS, asap, awrs, smc
