@@ -18,15 +18,15 @@ from tqdm import tqdm
 
 from structbench.bench.strategies import SAMPLERS, UNCONSTRAINED, compile_constraint
 from structbench.errors import WalkError
-from structbench.masking import ENGINES, prepare, unpack_bits, vocab_codes
+from structbench.masking import ENGINES, index_vocabulary, prepare, unpack_bits
 
 
 def prepare_vocabulary(strategy: str, vocab) -> None:
-    """The per-vocabulary setup every grammar shares (an engine's tokenizer info, our character codes)."""
+    """The per-vocabulary setup every grammar shares (an engine's tokenizer info, our codes and prefix tree)."""
     if strategy in ENGINES:
         prepare(strategy, vocab)
     else:
-        vocab_codes(vocab)
+        index_vocabulary(vocab)
 
 
 def run(settings, trial, progress: bool = False) -> list[dict]:

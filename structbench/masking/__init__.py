@@ -18,6 +18,7 @@ from structbench.masking.protocol import Constraint, Machine, PatternMachine, Wo
 from structbench.masking.tabled import (
     LazyDense,
     TabledConstraint,
+    index_vocabulary,
     lazy_constraint,
     machine_boundaries,
     mask_table,
@@ -28,6 +29,6 @@ from structbench.masking.tabled import (
 
 __all__ = [
     "ENGINES", "Constraint", "LazyDense", "Machine", "NaiveConstraint", "PatternMachine", "TabledConstraint",
-    "WorkCounter", "allowed_tokens", "lazy_constraint", "engine_constraint", "machine_boundaries", "mask_table", "pack_bits",
+    "WorkCounter", "allowed_tokens", "index_vocabulary", "lazy_constraint", "engine_constraint", "machine_boundaries", "mask_table", "pack_bits",
     "pattern_constraint", "prepare", "schema_constraint", "trie_mask", "unpack_bits", "vocab_codes",
 ]

@@ -31,6 +31,7 @@ from structbench.limits import current as limits
 from structbench.lm.vocab import Vocabulary
 from structbench.masking.bitmask import pack_bits
 from structbench.masking.protocol import Machine, PatternMachine, WorkCounter
+from structbench.masking.token_index import TokenIndex, token_index
 from structbench.regular import DFA, MAX_CODE_POINT
 
 
@@ -41,7 +42,7 @@ class TabledConstraint:
     met (through :class:`ContextSplit` for a checker's stacks)."""
 
     def __init__(self, machine: Machine, vocab: Vocabulary, boundaries: np.ndarray, eager: bool = False,
-                 split: bool = True):
+                 split: bool = True, indexed: bool = False):
         self.vocab = vocab
         self.work = WorkCounter()
         self.dense = LazyDense(machine, boundaries, vocab)
@@ -50,6 +51,7 @@ class TabledConstraint:
         self._next: dict[tuple[int, int], int] = {}
         self.split = None
         self.eager = False
+        self.indexed = indexed  # masks through the vocabulary's index (lazy); tabled keeps the lesson's full walk
         # Tabling ahead is an optimisation: past its budget it stops, and the rest is tabled when first met.
         ahead = Fuel("precompute_steps", "tabling ahead")
         if eager:
@@ -114,6 +116,8 @@ class TabledConstraint:
         with fueled(Fuel("mask_steps", "one mask"), self.dense, *self._split_denses()):
             if self.split is not None:
                 allowed, steps = self.split.mask(self.dense.states[state])
+            elif self.indexed:
+                allowed, steps = self.dense.mask_indexed(state)
             else:
                 allowed, steps = self.dense.mask(state)
         allowed.flags.writeable = False  # shared by every step that reaches this state
@@ -139,7 +143,7 @@ def lazy_constraint(machine: Machine, vocab: Vocabulary) -> TabledConstraint:
     """The lazy strategy: nothing tabled ahead, each state's mask built when first met and kept (fresh schemas)."""
     boundaries = pattern_boundaries(machine.dfa) if isinstance(machine, PatternMachine) else \
         machine_boundaries(machine.special_chars())
-    return TabledConstraint(machine, vocab, boundaries, eager=False, split=False)
+    return TabledConstraint(machine, vocab, boundaries, eager=False, split=False, indexed=True)
 
 
 def mask_table(dfa: DFA, vocab: Vocabulary) -> np.ndarray:
@@ -312,7 +316,7 @@ class LazyDense:
         self.machine, self.boundaries, self.vocab = machine, boundaries, vocab
         self.reps = [chr(int(b)) for b in boundaries]  # one character per class
         self._bounds = [int(b) for b in boundaries]  # bisect on a list: far cheaper than NumPy for one character
-        self._classes = None  # the vocabulary's characters as classes, looked up on the first walk
+        self._index: TokenIndex | None = None  # the vocabulary's index over these classes, looked up on the first walk
         self.states: list = []
         self._ids: dict = {}
         self._trans = np.full((64, len(boundaries)), self.UNEXPANDED, dtype=np.int32)
@@ -341,9 +345,11 @@ class LazyDense:
         return bool(self._accepting[i])
 
     def step(self, i: int, ch: str) -> int | None:
-        if not self._expanded[i]:
-            self._expand([i])
-        nxt = int(self._trans[i, bisect.bisect_right(self._bounds, ord(ch)) - 1])
+        c = bisect.bisect_right(self._bounds, ord(ch)) - 1
+        nxt = int(self._trans[i, c])
+        if nxt == self.UNEXPANDED:
+            self._fill(np.array([i]), np.array([c]))
+            nxt = int(self._trans[i, c])
         return None if nxt < 0 else nxt
 
     def expand_all(self, max_states: int) -> None:
@@ -366,11 +372,66 @@ class LazyDense:
             return allowed, 0
         self._expand([i])
         # First characters for the whole vocabulary in one gather; only the tokens that survive it walk on.
-        first = self._trans[i, self._class_codes(vc)[vc.offsets]]
+        first = self._trans[i, self._first_classes(vc)]
         live = np.flatnonzero(first >= 0)
         done, _, _, steps = self._walk(vc, first[live], live, np.ones(len(live), dtype=np.int64))
         allowed[vc.token_ids[done]] = True
         return allowed, steps + len(vc.token_ids)
+
+    def mask_indexed(self, i: int) -> tuple[np.ndarray, int]:
+        """The same mask as :meth:`mask`, walking only the tokens the vocabulary's index cannot decide
+        (structbench.masking.token_index): where most characters loop back to state i (inside a string), the
+        tokens made of those alone are allowed unwalked and only the others walk; elsewhere only the tokens whose
+        first character the state allows walk on. The steps are the characters really walked."""
+        vc = vocab_codes(self.vocab)
+        allowed = np.zeros(vc.size, dtype=bool)
+        allowed[vc.eos_id] = bool(self._accepting[i])
+        if not len(vc.token_ids):
+            return allowed, 0
+        self._expand([i])
+        index = self._token_index(vc)
+        row = self._trans[i]
+        leaving = np.flatnonzero(row != i)
+        if len(leaving) < len(row) and index.count_containing(leaving) * 4 < index.n_tokens:
+            walked = index.containing_any(leaving)
+            allowed[vc.token_ids] = True
+            allowed[vc.token_ids[walked]] = False
+            done, _, _, steps = self._walk(vc, i, walked, np.zeros(len(walked), dtype=np.int64))
+            allowed[vc.token_ids[done]] = True
+            return allowed, steps
+        reached, steps = self._walk_trie(index, i)
+        allowed[vc.token_ids] = reached[index.trie.node_of]
+        return allowed, steps
+
+    def _walk_trie(self, index: TokenIndex, i: int) -> tuple[np.ndarray, int]:
+        """The vocabulary's prefix tree walked from state i, level by level: which nodes are read (a token is
+        allowed when its end node is), and the nodes walked."""
+        trie, node_classes = index.trie, index.node_classes
+        reached = np.zeros(trie.size, dtype=bool)
+        nodes = np.arange(trie.n_first, dtype=np.int64)
+        states = np.full(len(nodes), i, dtype=np.int32)
+        steps = 0
+        while nodes.size:
+            cls = node_classes[nodes]
+            nxt = self._trans[states, cls]
+            missing = nxt == self.UNEXPANDED
+            if missing.any():
+                self._fill(states[missing], cls[missing])
+                nxt[missing] = self._trans[states[missing], cls[missing]]
+            steps += nodes.size
+            keep = nxt >= 0
+            nodes, nxt = nodes[keep], nxt[keep]
+            reached[nodes] = True
+            # The children of the nodes read, each from the state its parent reached.
+            lo = trie.child_lo[nodes]
+            counts = trie.child_hi[nodes] - lo
+            total = int(counts.sum())
+            if not total:
+                break
+            states = np.repeat(nxt, counts)
+            ends = np.cumsum(counts)
+            nodes = np.arange(total, dtype=np.int64) + np.repeat(lo - (ends - counts), counts)
+        return reached, steps
 
     def walk_until(self, state, stop) -> SplitWalk:
         """Every token walked from machine state `state`, handed over where it reaches machine state `stop`."""
@@ -395,6 +456,21 @@ class LazyDense:
 
     # --- inside ---
 
+    def _fill(self, cur: np.ndarray, cls: np.ndarray) -> None:
+        """Compute the transitions (cur[k], cls[k]) not computed yet: only the cells a walk meets, never whole rows
+        (a state met in the middle of tokens is left by a few of its characters, not all of them)."""
+        n = len(self.reps)
+        keys = np.unique(cur.astype(np.int64) * n + cls)
+        step, before = self.machine.step, steps_taken(self.machine)
+        for key in keys.tolist():
+            i, c = divmod(key, n)
+            if self._trans[i, c] != self.UNEXPANDED:
+                continue
+            nxt = step(self.states[i], self.reps[c])
+            self._trans[i, c] = -1 if nxt is None else self.id_of(nxt)  # id_of may grow the table: index it anew
+        if self.fuel is not None:  # the cells are facts whatever the budget says: a budget error leaves them right
+            self.fuel.spend(steps_taken(self.machine) - before or len(keys))
+
     def _expand(self, ids) -> None:
         step = self.machine.step
         for i in ids:
@@ -403,25 +479,29 @@ class LazyDense:
                 continue
             state = self.states[i]
             before = steps_taken(self.machine)
-            row = np.full(len(self.reps), -1, dtype=np.int32)
+            row = self._trans[i].copy()
             for k, ch in enumerate(self.reps):
-                nxt = step(state, ch)
-                if nxt is not None:
-                    row[k] = self.id_of(nxt)
+                if row[k] == self.UNEXPANDED:
+                    nxt = step(state, ch)
+                    row[k] = -1 if nxt is None else self.id_of(nxt)
             if self.fuel is not None:  # after the row: a row is all or nothing, so a budget error leaves no half
                 self.fuel.spend(steps_taken(self.machine) - before or len(self.reps))
             self._trans[i] = row
             self._expanded[i] = True
 
+    def _token_index(self, vc: VocabCodes) -> TokenIndex:
+        """The vocabulary's index over these classes, shared by every LazyDense with these boundaries."""
+        if self._index is None:
+            self._index = token_index(vc, self.boundaries)
+        return self._index
+
     def _class_codes(self, vc: VocabCodes) -> np.ndarray:
-        """The class of every character of the vocabulary, shared by every LazyDense with these boundaries."""
-        if self._classes is None:
-            key = ("classes", self.boundaries.tobytes())
-            classes = vc.__dict__.get(key)
-            if classes is None:
-                classes = vc.__dict__[key] = (np.searchsorted(self.boundaries, vc.codes, side="right") - 1).astype(np.int32)
-            self._classes = classes
-        return self._classes
+        """The class of every character of the vocabulary."""
+        return self._token_index(vc).classes
+
+    def _first_classes(self, vc: VocabCodes) -> np.ndarray:
+        """The class of every token's first character, in the walk order."""
+        return self._token_index(vc).first
 
     def _walk(self, vc: VocabCodes, start, positions, offsets, stop: int | None = None):
         """Walk tokens (positions in the vocabulary's walk order) from their start states, each from its own
@@ -443,10 +523,12 @@ class LazyDense:
             alive, offs, cur, rem = alive[cut:], offs[cut:], cur[cut:], rem[cut:]
             if not alive.size:
                 break
-            unexpanded = ~self._expanded[cur]
-            if unexpanded.any():
-                self._expand(np.unique(cur[unexpanded]))
-            nxt = self._trans[cur, classes[vc.offsets[alive] + offs + j]]
+            cls = classes[vc.offsets[alive] + offs + j]
+            nxt = self._trans[cur, cls]
+            missing = nxt == self.UNEXPANDED
+            if missing.any():
+                self._fill(cur[missing], cls[missing])
+                nxt[missing] = self._trans[cur[missing], cls[missing]]
             steps += alive.size
             keep = nxt >= 0
             if stop is not None:
@@ -476,7 +558,8 @@ class VocabCodes:
         self.token_ids = np.array(ids, dtype=np.int64)[order]
         self.lengths = lengths[order]
         self.offsets = np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
-        joined = "".join(texts[i] for i in order)
+        self.texts = [texts[i] for i in order]
+        joined = "".join(self.texts)
         self.codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
         self.size = len(vocab)
         self.eos_id = vocab.eos_id
@@ -488,6 +571,14 @@ def vocab_codes(vocab: Vocabulary) -> VocabCodes:
     if codes is None:
         codes = vocab.__dict__["_codes"] = VocabCodes(vocab)
     return codes
+
+
+def index_vocabulary(vocab: Vocabulary) -> None:
+    """The per-vocabulary setup every schema shares: the character codes, the prefix tree, and the index over the
+    classes of a schema that names no non-ASCII character (the speed and fresh experiments do it untimed, as an
+    engine's tokenizer setup)."""
+    index = token_index(vocab_codes(vocab), machine_boundaries())
+    index.count_containing(np.zeros(0, dtype=np.int64))  # builds the per-class token lists
 
 
 def pattern_boundaries(dfa: DFA) -> np.ndarray:
