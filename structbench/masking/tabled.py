@@ -29,9 +29,11 @@ from structbench.errors import LimitExceeded, TokenRejected, TooManyStates
 from structbench.limits import Fuel
 from structbench.limits import current as limits
 from structbench.lm.vocab import Vocabulary
+from structbench.masking import trie_walk
 from structbench.masking.bitmask import pack_bits
 from structbench.masking.protocol import Machine, PatternMachine, WorkCounter
 from structbench.masking.token_index import TokenIndex, token_index
+from structbench.masking.trie_walk import UNKNOWN
 from structbench.regular import DFA, MAX_CODE_POINT
 
 
@@ -42,16 +44,15 @@ class TabledConstraint:
     met (through :class:`ContextSplit` for a checker's stacks)."""
 
     def __init__(self, machine: Machine, vocab: Vocabulary, boundaries: np.ndarray, eager: bool = False,
-                 split: bool = True, indexed: bool = False):
+                 split: bool = True, dense: type[LazyDense] | None = None):
         self.vocab = vocab
         self.work = WorkCounter()
-        self.dense = LazyDense(machine, boundaries, vocab)
+        self.dense = (dense or LazyDense)(machine, boundaries, vocab)
         self.table: dict[int, np.ndarray] = {}
         self._bits: dict[int, np.ndarray] = {}
         self._next: dict[tuple[int, int], int] = {}
         self.split = None
         self.eager = False
-        self.indexed = indexed  # masks through the vocabulary's index (lazy); tabled keeps the lesson's full walk
         # Tabling ahead is an optimisation: past its budget it stops, and the rest is tabled when first met.
         ahead = Fuel("precompute_steps", "tabling ahead")
         if eager:
@@ -116,8 +117,6 @@ class TabledConstraint:
         with fueled(Fuel("mask_steps", "one mask"), self.dense, *self._split_denses()):
             if self.split is not None:
                 allowed, steps = self.split.mask(self.dense.states[state])
-            elif self.indexed:
-                allowed, steps = self.dense.mask_indexed(state)
             else:
                 allowed, steps = self.dense.mask(state)
         allowed.flags.writeable = False  # shared by every step that reaches this state
@@ -137,13 +136,6 @@ def pattern_constraint(dfa: DFA, vocab: Vocabulary) -> TabledConstraint:
 
 def schema_constraint(checker, vocab: Vocabulary, eager: bool = True) -> TabledConstraint:
     return TabledConstraint(checker, vocab, machine_boundaries(checker.special_chars()), eager=eager and checker.is_finite())
-
-
-def lazy_constraint(machine: Machine, vocab: Vocabulary) -> TabledConstraint:
-    """The lazy strategy: nothing tabled ahead, each state's mask built when first met and kept (fresh schemas)."""
-    boundaries = pattern_boundaries(machine.dfa) if isinstance(machine, PatternMachine) else \
-        machine_boundaries(machine.special_chars())
-    return TabledConstraint(machine, vocab, boundaries, eager=False, split=False, indexed=True)
 
 
 def mask_table(dfa: DFA, vocab: Vocabulary) -> np.ndarray:
@@ -310,7 +302,7 @@ class LazyDense:
     once per compiled constraint.
     """
 
-    UNEXPANDED = -2
+    UNEXPANDED = UNKNOWN
 
     def __init__(self, machine: Machine, boundaries: np.ndarray, vocab: Vocabulary):
         self.machine, self.boundaries, self.vocab = machine, boundaries, vocab
@@ -377,82 +369,6 @@ class LazyDense:
         done, _, _, steps = self._walk(vc, first[live], live, np.ones(len(live), dtype=np.int64))
         allowed[vc.token_ids[done]] = True
         return allowed, steps + len(vc.token_ids)
-
-    def mask_indexed(self, i: int) -> tuple[np.ndarray, int]:
-        """The same mask as :meth:`mask`, walking only the tokens the vocabulary's index cannot decide
-        (structbench.masking.token_index): where most characters loop back to state i (inside a string), the
-        tokens made of those alone are allowed unwalked and only the others walk; elsewhere only the tokens whose
-        first character the state allows walk on. The steps are the characters really walked."""
-        vc = vocab_codes(self.vocab)
-        allowed = np.zeros(vc.size, dtype=bool)
-        allowed[vc.eos_id] = bool(self._accepting[i])
-        if not len(vc.token_ids):
-            return allowed, 0
-        self._expand([i])
-        index = self._token_index(vc)
-        row = self._trans[i]
-        leaving = np.flatnonzero(row != i)
-        if len(leaving) < len(row) and index.count_containing(leaving) * 4 < index.n_tokens:
-            walked = index.containing_any(leaving)
-            allowed[vc.token_ids] = True
-            allowed[vc.token_ids[walked]] = False
-            done, _, _, steps = self._walk(vc, i, walked, np.zeros(len(walked), dtype=np.int64))
-            allowed[vc.token_ids[done]] = True
-            return allowed, steps
-        reached, steps = self._walk_trie(index, i)
-        allowed[vc.token_ids] = reached[index.trie.node_of]
-        return allowed, steps
-
-    def _walk_trie(self, index: TokenIndex, i: int) -> tuple[np.ndarray, int]:
-        """The vocabulary's prefix tree walked from state i, level by level: which nodes are read (a token is
-        allowed when its end node is), and the nodes walked."""
-        trie, node_classes = index.trie, index.node_classes
-        reached = np.zeros(trie.size, dtype=bool)
-        nodes = np.arange(trie.n_first, dtype=np.int64)
-        states = np.full(len(nodes), i, dtype=np.int32)
-        steps = 0
-        while nodes.size:
-            cls = node_classes[nodes]
-            nxt = self._trans[states, cls]
-            missing = nxt == self.UNEXPANDED
-            if missing.any():
-                self._fill(states[missing], cls[missing])
-                nxt[missing] = self._trans[states[missing], cls[missing]]
-            steps += nodes.size
-            keep = nxt >= 0
-            nodes, nxt = nodes[keep], nxt[keep]
-            reached[nodes] = True
-            # The children of the nodes read, each from the state its parent reached.
-            lo = trie.child_lo[nodes]
-            counts = trie.child_hi[nodes] - lo
-            total = int(counts.sum())
-            if not total:
-                break
-            states = np.repeat(nxt, counts)
-            ends = np.cumsum(counts)
-            nodes = np.arange(total, dtype=np.int64) + np.repeat(lo - (ends - counts), counts)
-        return reached, steps
-
-    def walk_until(self, state, stop) -> SplitWalk:
-        """Every token walked from machine state `state`, handed over where it reaches machine state `stop`."""
-        vc = vocab_codes(self.vocab)
-        stop_id = self.id_of(stop)
-        n = len(vc.token_ids)
-        done, stopped, stopped_at, steps = self._walk(vc, self.id_of(state), np.arange(n), np.zeros(n, dtype=np.int64),
-                                                      stop=stop_id)
-        read = np.zeros(vc.size, dtype=bool)
-        read[vc.token_ids[done]] = True
-        handed_at_once = np.zeros(vc.size, dtype=bool)
-        handed_at_once[vc.token_ids[stopped[stopped_at == 0]]] = True
-        crossing = stopped_at > 0
-        return SplitWalk(read, handed_at_once, Handover(stopped[crossing], stopped_at[crossing]), steps)
-
-    def resume(self, state, handover: Handover) -> tuple[np.ndarray, int]:
-        """Handed-over tokens walked on from machine state `state`, each from its first character not read:
-        the ids of those read to their end, and the steps taken."""
-        vc = vocab_codes(self.vocab)
-        done, _, _, steps = self._walk(vc, self.id_of(state), handover.positions, handover.offsets)
-        return vc.token_ids[done], steps
 
     # --- inside ---
 
@@ -578,7 +494,9 @@ def index_vocabulary(vocab: Vocabulary) -> None:
     classes of a schema that names no non-ASCII character (the speed and fresh experiments do it untimed, as an
     engine's tokenizer setup)."""
     index = token_index(vocab_codes(vocab), machine_boundaries())
-    index.count_containing(np.zeros(0, dtype=np.int64))  # builds the per-class token lists
+    if trie_walk.compiled():
+        index.below  # noqa: B018 - built now, untimed
+        trie_walk.warm_up()
 
 
 def pattern_boundaries(dfa: DFA) -> np.ndarray:
