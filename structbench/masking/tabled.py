@@ -370,6 +370,27 @@ class LazyDense:
         allowed[vc.token_ids[done]] = True
         return allowed, steps + len(vc.token_ids)
 
+    def walk_until(self, state, stop) -> SplitWalk:
+        """Every token walked from machine state `state`, handed over where it reaches machine state `stop`."""
+        vc = vocab_codes(self.vocab)
+        stop_id = self.id_of(stop)
+        n = len(vc.token_ids)
+        done, stopped, stopped_at, steps = self._walk(vc, self.id_of(state), np.arange(n), np.zeros(n, dtype=np.int64),
+                                                      stop=stop_id)
+        read = np.zeros(vc.size, dtype=bool)
+        read[vc.token_ids[done]] = True
+        handed_at_once = np.zeros(vc.size, dtype=bool)
+        handed_at_once[vc.token_ids[stopped[stopped_at == 0]]] = True
+        crossing = stopped_at > 0
+        return SplitWalk(read, handed_at_once, Handover(stopped[crossing], stopped_at[crossing]), steps)
+
+    def resume(self, state, handover: Handover) -> tuple[np.ndarray, int]:
+        """Handed-over tokens walked on from machine state `state`, each from its first character not read:
+        the ids of those read to their end, and the steps taken."""
+        vc = vocab_codes(self.vocab)
+        done, _, _, steps = self._walk(vc, self.id_of(state), handover.positions, handover.offsets)
+        return vc.token_ids[done], steps
+
     # --- inside ---
 
     def _fill(self, cur: np.ndarray, cls: np.ndarray) -> None:
