@@ -52,7 +52,7 @@ from structbench.jsonschema.frames import (
     Phase,
     Stack,
 )
-from structbench.jsonschema.keys import ObjectKeys
+from structbench.jsonschema.keys import OTHER, ObjectKeys
 from structbench.jsonschema.strings import END, string_step
 from structbench.limits import current as limits
 
@@ -62,6 +62,19 @@ _LITERALS = {"t": "true", "f": "false", "n": "null"}
 # Phases, by what they let come next.
 _BEFORE_MEMBER = frozenset({OPEN, AFTER_COMMA})  # a key, or an item
 _MAY_CLOSE = frozenset({OPEN, AFTER_VALUE})  # } or ]
+
+
+_VALUE_START = '{["-0123456789tfn'  # the first characters _open_value reads
+_NUMBER_READS = "0123456789.eE+-" + JSON_WHITESPACE + ",}]"
+_PLAIN_REPS = ("\x7f", "\U0010ffff")  # plain characters to stand for the others (not in any property name, surely)
+_MAY_READ = {  # (kind, phase) -> a superset of what _step_object / _step_array / _step_root read there
+    (OBJECT, OPEN): JSON_WHITESPACE + '"}', (OBJECT, AFTER_COMMA): JSON_WHITESPACE + '"',
+    (OBJECT, AFTER_VALUE): JSON_WHITESPACE + ",}", (OBJECT, COLON): JSON_WHITESPACE + ":",
+    (OBJECT, VALUE): JSON_WHITESPACE + _VALUE_START,
+    (ARRAY, OPEN): JSON_WHITESPACE + "]" + _VALUE_START, (ARRAY, AFTER_VALUE): JSON_WHITESPACE + ",]",
+    (ARRAY, AFTER_COMMA): JSON_WHITESPACE + _VALUE_START,
+    (ROOT, VALUE): JSON_WHITESPACE + _VALUE_START, (ROOT, DONE): JSON_WHITESPACE,
+}
 
 
 class SchemaChecker(ObjectKeys):
@@ -112,6 +125,62 @@ class SchemaChecker(ObjectKeys):
     def close_top(self, stack: Stack) -> Stack:
         """The stack once its top value is finished: what the frames below see."""
         return self._close(stack)
+
+    def may_read(self, stack: Stack) -> str | None:
+        """The characters the stack's top could read next, as a superset (None: any character may), told by its
+        kind and phase alone: a mask's row is computed only for these (the rest are refused unread)."""
+        top = stack[-1]
+        kind = top.kind
+        if kind == OBJECT and top.phase == KEY:
+            # Only property names may come: the characters that continue one, the closing quote, an escape.
+            if top.esc or top.ks or top.text == OTHER or self._others_allowed(top):
+                return None
+            n = len(top.text)
+            return '"\\' + "".join({name[n] for name in self._names_from(top.node, top.text) if len(name) > n})
+        if kind == OBJECT or kind == ARRAY or kind == ROOT:
+            return _MAY_READ.get((kind, top.phase))
+        if kind == NUMBER:  # its own characters, or (once whole) what its parent reads after a value
+            return _NUMBER_READS
+        if kind == LITERAL:
+            return top.text[top.at]
+        return None
+
+    def plain_default(self, stack: Stack) -> tuple[str, str] | None:
+        """(rep, special): every character from U+0020 up but the quote, the backslash and those in `special` steps
+        this stack exactly as `rep` does: a string with no content check, or a key whose text no longer
+        matters past the property names it may still become (`special`, the characters that continue one).
+        A mask's row then takes one step for all of them. None: no such promise."""
+        top = stack[-1]
+        if top.esc:
+            return None
+        if top.kind == STRING:
+            return (_PLAIN_REPS[0], "") if self.nodes[top.node].string_dfa is None else None
+        if top.kind != OBJECT or top.phase != KEY:
+            return None
+        node = self.nodes[top.node]
+        if top.ks or node.distinct_keys or not self._others_allowed(top):
+            return None
+        special = ""
+        if node.tracks_keys and top.text != OTHER:
+            n = len(top.text)
+            special = "".join({name[n] for name in self._names_from(top.node, top.text) if len(name) > n})
+        rep = next((c for c in _PLAIN_REPS if c not in special), None)
+        return None if rep is None else (rep, special)
+
+    def string_content(self, stack: Stack):
+        """(dfa, state) when the stack's top is a string whose content a DFA checks and no escape is open: then a
+        plain character (neither the quote, the backslash nor a control character) moves that DFA alone and
+        nothing else (`_step_string`); the lazy strategy walks such characters compiled. None otherwise."""
+        top = stack[-1]
+        if top.kind != STRING or top.esc:
+            return None
+        dfa = self.nodes[top.node].string_dfa
+        return None if dfa is None else (dfa, top.at)
+
+    def with_string_state(self, stack: Stack, at: int) -> Stack:
+        """The stack `string_content` describes, its DFA moved to `at` by plain characters: what `step` returns."""
+        top = stack[-1]
+        return stack if top.at == at else stack[:-1] + (top._replace(at=at),)
 
     def special_chars(self) -> set[str]:
         """The non-ASCII characters the checker treats individually: those in property names, and the

@@ -36,6 +36,8 @@ from structbench.masking.token_index import TokenIndex, token_index
 from structbench.masking.trie_walk import UNKNOWN
 from structbench.regular import DFA, MAX_CODE_POINT
 
+_ASK = object()
+
 
 class TabledConstraint:
     """A :class:`~structbench.masking.protocol.Constraint` whose states are :class:`LazyDense` state
@@ -315,6 +317,9 @@ class LazyDense:
         self._expanded = np.zeros(64, dtype=bool)
         self._accepting = np.zeros(64, dtype=bool)
         self.fuel: Fuel | None = None  # set by fueled(): the budget machine steps draw from
+        self._may_read_of = getattr(machine, "may_read", None)
+        self._plain_default_of = getattr(machine, "plain_default", None)
+        self._hints: dict[int, list] = {}  # per state: may_read, plain_default, the plain step once taken
         self.start = self.id_of(machine.start())
 
     # --- states, one at a time ---
@@ -398,33 +403,51 @@ class LazyDense:
         (a state met in the middle of tokens is left by a few of its characters, not all of them)."""
         n = len(self.reps)
         keys = np.unique(cur.astype(np.int64) * n + cls)
-        step, before = self.machine.step, steps_taken(self.machine)
+        before = steps_taken(self.machine)
         for key in keys.tolist():
             i, c = divmod(key, n)
             if self._trans[i, c] != self.UNEXPANDED:
                 continue
-            nxt = step(self.states[i], self.reps[c])
+            nxt = self._step_class(i, c)
             self._trans[i, c] = -1 if nxt is None else self.id_of(nxt)  # id_of may grow the table: index it anew
         if self.fuel is not None:  # the cells are facts whatever the budget says: a budget error leaves them right
             self.fuel.spend(steps_taken(self.machine) - before or len(keys))
 
     def _expand(self, ids) -> None:
-        step = self.machine.step
         for i in ids:
             i = int(i)
             if self._expanded[i]:
                 continue
-            state = self.states[i]
             before = steps_taken(self.machine)
             row = self._trans[i].copy()
-            for k, ch in enumerate(self.reps):
+            for k in range(len(self.reps)):
                 if row[k] == self.UNEXPANDED:
-                    nxt = step(state, ch)
+                    nxt = self._step_class(i, k)
                     row[k] = -1 if nxt is None else self.id_of(nxt)
             if self.fuel is not None:  # after the row: a row is all or nothing, so a budget error leaves no half
                 self.fuel.spend(steps_taken(self.machine) - before or len(self.reps))
             self._trans[i] = row
             self._expanded[i] = True
+
+    def _step_class(self, i: int, c: int):
+        """The machine's step from state i on class c, spared where the machine's hints tell it (a checker's
+        `may_read`: what a state could read at all; `plain_default`: the characters that all step alike). A
+        class's representative stands for it: every character the checker names (ASCII, and the non-ASCII ones
+        of its property names) is a class of its own (machine_boundaries)."""
+        ch = self.reps[c]
+        hints = self._hints.get(i)
+        if hints is None:
+            state = self.states[i]
+            hints = self._hints[i] = [self._may_read_of(state) if self._may_read_of else None,
+                                      self._plain_default_of(state) if self._plain_default_of else None, _ASK]
+        may, plain, _ = hints
+        if may is not None and ch not in may:
+            return None
+        if plain is not None and ch >= " " and ch not in '"\\' and ch not in plain[1]:
+            if hints[2] is _ASK:
+                hints[2] = self.machine.step(self.states[i], plain[0])
+            return hints[2]
+        return self.machine.step(self.states[i], ch)
 
     def _token_index(self, vc: VocabCodes) -> TokenIndex:
         """The vocabulary's index over these classes, shared by every LazyDense with these boundaries."""

@@ -70,10 +70,19 @@ class TokenIndex:
         self.n_words = (self.n_classes + 63) // 64
 
     @cached_property
+    def _below(self) -> tuple[np.ndarray, np.ndarray]:
+        return trie_walk.classes_below(self.trie.parent, self.node_classes, self.n_words)
+
+    @property
     def below(self) -> np.ndarray:
         """Per node, the classes of the characters below it (its descendants), as bits: `below[n, c // 64]` has
         bit c % 64. A state that loops on all of them reads the whole subtree without walking it."""
-        return trie_walk.classes_below(self.trie.parent, self.node_classes, self.n_words)
+        return self._below[0]
+
+    @property
+    def height(self) -> np.ndarray:
+        """Per node, how deep its subtree goes below it (0 for a leaf)."""
+        return self._below[1]
 
     @cached_property
     def classes(self) -> np.ndarray:

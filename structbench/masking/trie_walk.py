@@ -3,16 +3,25 @@ a subtree the state reads without leaving it taken whole.
 
 A mask at a state is the set of tokens whose every character the machine reads from there. The walk goes
 down the vocabulary's prefix tree (structbench.masking.token_index.TokenTrie, nodes in preorder) depth first,
-one table lookup `trans[state, class]` a node, as llguidance's toktrie does. Two shortcuts:
+one table lookup a node, as llguidance's toktrie does. It reads in one of two modes:
 
-* a refused node drops its subtree (every token through it);
-* where the state loops on every class found below a node (inside a string: every character but the quote,
-  the backslash and the control characters), the whole subtree is read without looking at it: the tokens
-  below are allowed. `loops[state]` holds the classes a state loops on, as bits, once its row is known.
+* **machine** (mode 0): the state is a LazyDense state, the lookup `trans[state, class]`;
+* **string content** (mode 1): inside a string whose content a DFA checks, the state is that DFA's state and
+  the lookup `lex[state, class]`: plain characters (neither the quote, the backslash nor a control
+  character) move the DFA alone, so no machine state is made for them (llguidance's lexer/parser split:
+  the lexeme's automaton runs compiled, the parser is asked only where the lexeme ends). The quote and the
+  backslash (`EXIT`) hand the walk back to the machine, at the machine state `lex_exit[state]`.
 
-The transition table is filled lazily by the Python machine, so the walk cannot finish alone: a node whose
-transition is not known yet is set aside ("pending"); the caller computes those transitions and resumes the
-walk from the pending nodes until none is left. Each round reads only new ground.
+Two shortcuts: a refused node drops its subtree (every token through it); and a subtree whose characters the
+state reads without fail is taken whole without looking at it: in machine mode where the state loops on every
+class found below the node (`loops[state]`, known once its row is), in string mode where every class below is
+plain and the DFA takes any plain character for at least as many steps as the subtree is deep (`lex_run`:
+a maxLength counter, or a loop).
+
+Tables are filled lazily by Python, so the walk cannot finish alone: a node whose lookup is not known yet is
+set aside ("pending", with what is missing: a machine cell, a DFA row, a machine state for a DFA state); the
+caller computes those and resumes the walk from the pending nodes until none is left. Each round reads only
+new ground.
 
 Compiled with numba (a dependency; it installs from wheels). Without numba, masks take the vectorised token
 walk (structbench.masking.tabled.LazyDense.mask), which the tests check gives the same masks.
@@ -25,24 +34,30 @@ from functools import cache
 
 import numpy as np
 
-UNKNOWN = -2  # a transition not computed yet (the table's filler); -1 is a dead end
+UNKNOWN = -2  # a lookup not computed yet (the tables' filler); -1 is a dead end
+EXIT = -3     # string mode: the character leaves the DFA's hands (the quote, the backslash)
+MACHINE, STRING = 0, 1  # the walk's modes
+# What a pending node waits for.
+NEED_CELL, NEED_ROW, NEED_EXIT = 0, 1, 2
 
 
-def _walk(trans, loops, loops_known, node_classes, below, subtree, lo, hi, states, reached, pend_nodes,
-          pend_states, stack_size):
-    """Read the sibling ranges lo[r]:hi[r] from states[r], and their subtrees. Marks the nodes read in `reached`;
-    returns the pending nodes' count (written to pend_nodes / pend_states) and the nodes looked at."""
+def _walk(trans, loops, loops_known, lex, lex_run, lex_exit, plain, node_classes, below, height, subtree,
+          lo, hi, states, modes, reached, pend_nodes, pend_states, pend_kinds, stack_size):
+    """Read the sibling ranges lo[r]:hi[r] from states[r] in modes[r], and their subtrees. Marks the nodes read in
+    `reached`; returns the pending nodes' count (written to pend_*) and the nodes looked at."""
     n_pend = 0
     steps = 0
     n_words = below.shape[1]
     st_pos = np.empty(stack_size, np.int64)
     st_end = np.empty(stack_size, np.int64)
     st_state = np.empty(stack_size, np.int64)
+    st_mode = np.empty(stack_size, np.int64)
     for r in range(lo.shape[0]):
         top = 0
         st_pos[0] = lo[r]
         st_end[0] = hi[r]
         st_state[0] = states[r]
+        st_mode[0] = modes[r]
         while top >= 0:
             node = st_pos[top]
             if node >= st_end[top]:
@@ -50,11 +65,51 @@ def _walk(trans, loops, loops_known, node_classes, below, subtree, lo, hi, state
                 continue
             st_pos[top] = node + subtree[node]  # the next sibling
             state = st_state[top]
-            nxt = trans[state, node_classes[node]]
+            mode = st_mode[top]
+            c = node_classes[node]
             steps += 1
+            if mode == STRING:
+                nxt = lex[state, c]
+                if nxt == UNKNOWN:
+                    pend_nodes[n_pend] = node
+                    pend_states[n_pend] = state
+                    pend_kinds[n_pend] = NEED_ROW
+                    n_pend += 1
+                    continue
+                if nxt == -1:
+                    continue
+                if nxt != EXIT:
+                    reached[node] = True
+                    if subtree[node] == 1:
+                        continue
+                    if lex_run[nxt] >= height[node]:
+                        inside = True
+                        for w in range(n_words):
+                            if below[node, w] & ~plain[w]:
+                                inside = False
+                                break
+                        if inside:  # every path below is plain characters the DFA takes: every token below is read
+                            reached[node + 1:node + subtree[node]] = True
+                            continue
+                    top += 1
+                    st_pos[top] = node + 1
+                    st_end[top] = node + subtree[node]
+                    st_state[top] = nxt
+                    st_mode[top] = STRING
+                    continue
+                # The quote or the backslash: the machine reads it, from the state of this DFA state.
+                state = lex_exit[state]
+                if state == UNKNOWN:
+                    pend_nodes[n_pend] = node
+                    pend_states[n_pend] = st_state[top]
+                    pend_kinds[n_pend] = NEED_EXIT
+                    n_pend += 1
+                    continue
+            nxt = trans[state, c]
             if nxt == UNKNOWN:
                 pend_nodes[n_pend] = node
                 pend_states[n_pend] = state
+                pend_kinds[n_pend] = NEED_CELL
                 n_pend += 1
                 continue
             if nxt < 0:
@@ -75,12 +130,15 @@ def _walk(trans, loops, loops_known, node_classes, below, subtree, lo, hi, state
             st_pos[top] = node + 1
             st_end[top] = node + subtree[node]
             st_state[top] = nxt
+            st_mode[top] = MACHINE
     return n_pend, steps
 
 
 def _classes_below(parent, node_classes, n_words):
-    """Per node, the bits of the classes of its descendants (children come after their parent in preorder)."""
+    """Per node, the bits of the classes of its descendants, and the depth of its subtree below it (children come
+    after their parent in preorder: one pass backwards)."""
     below = np.zeros((parent.shape[0], n_words), np.uint64)
+    height = np.zeros(parent.shape[0], np.int64)
     for n in range(parent.shape[0] - 1, -1, -1):
         p = parent[n]
         if p >= 0:
@@ -88,7 +146,9 @@ def _classes_below(parent, node_classes, n_words):
             below[p, c // 64] |= np.uint64(1) << np.uint64(c % 64)
             for w in range(n_words):
                 below[p, w] |= below[n, w]
-    return below
+            if height[n] + 1 > height[p]:
+                height[p] = height[n] + 1
+    return below, height
 
 
 @cache
@@ -99,55 +159,83 @@ def _kernels():
     return njit(cache=True, nogil=True)(_walk), njit(cache=True, nogil=True)(_classes_below)
 
 
-def warm_up() -> None:
-    """Compile the walk now (or load it from numba's cache), with the argument types masks use."""
-    walk_kernel, below_kernel = _kernels()
-    trans = np.full((1, 1), -1, dtype=np.int32)
-    one = np.zeros(1, dtype=np.int64)
-    walk_kernel(trans, np.zeros((1, 1), np.uint64), np.zeros(1, bool), np.zeros(1, np.int32), np.zeros((1, 1), np.uint64),
-                   np.ones(1, np.int64), one, one + 1, one, np.zeros(1, bool), one.copy(), one.copy(), 3)
-    below_kernel(np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), 1)
-
-
 @cache
 def compiled() -> bool:
     """Whether the compiled walk is available (numba installed)."""
     return importlib.util.find_spec("numba") is not None
 
 
-def classes_below(parent: np.ndarray, node_classes: np.ndarray, n_words: int) -> np.ndarray:
+def classes_below(parent: np.ndarray, node_classes: np.ndarray, n_words: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per node, the classes below it as bits, and how deep its subtree goes."""
     return _kernels()[1](parent, node_classes, n_words)
 
 
 def loop_bits(row: np.ndarray, state: int, n_words: int) -> np.ndarray:
     """The classes a state loops on, as bits (`row` its complete transition row)."""
+    return class_bits(np.flatnonzero(row == state), n_words)
+
+
+def class_bits(classes: np.ndarray, n_words: int) -> np.ndarray:
     bits = np.zeros(n_words, dtype=np.uint64)
-    for c in np.flatnonzero(row == state).tolist():
+    for c in np.asarray(classes).tolist():
         bits[c // 64] |= np.uint64(1) << np.uint64(c % 64)
     return bits
 
 
-def walk(index, start: int, tables, fill) -> tuple[np.ndarray, int]:
-    """The nodes read from `start` (a boolean array over the trie's nodes) and the node lookups made.
+class NoStringMode:
+    """Stand-in tables for a walk that starts in machine mode (the kernel's arguments have fixed types)."""
+
+    lex = np.full((1, 1), -1, dtype=np.int32)
+    run = np.full(1, -1, dtype=np.int64)
+    exits = np.full(1, UNKNOWN, dtype=np.int64)
+
+    def __init__(self, n_words: int):
+        self.plain = np.zeros(n_words, dtype=np.uint64)
+
+
+def warm_up() -> None:
+    """Compile the walk now (or load it from numba's cache), with the argument types masks use."""
+    walk_kernel, below_kernel = _kernels()
+    one = np.zeros(1, dtype=np.int64)
+    none = NoStringMode(1)
+    walk_kernel(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), none.lex, none.run,
+                none.exits, none.plain, np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one.copy(), np.ones(1, np.int64),
+                one, one + 1, one, one.copy(), np.zeros(1, bool), one.copy(), one.copy(), one.copy(), 3)
+    below_kernel(np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), 1)
+
+
+def walk(index, start: int, mode: int, tables, fill, strings) -> tuple[np.ndarray, int]:
+    """The nodes read from `start` in `mode` (a boolean array over the trie's nodes) and the node lookups made.
 
     tables() -> the current (transition table, loop bits, loop bits known) (they grow as states are met);
-    fill(states, classes) computes the transitions a round left pending."""
+    fill(states, classes) computes machine cells a round left pending; `strings` (string mode's tables: lex,
+    run, exits, plain; rows(dfa_states), exits_for(dfa_states)) computes the rest."""
     trie = index.trie
     reached = np.zeros(trie.size, dtype=bool)
     pend_nodes = np.empty(trie.size, dtype=np.int64)  # a node is pending at most once a round
     pend_states = np.empty(trie.size, dtype=np.int64)
+    pend_kinds = np.empty(trie.size, dtype=np.int64)
     lo, hi = np.array([0], dtype=np.int64), np.array([trie.size], dtype=np.int64)
-    states = np.array([start], dtype=np.int64)
+    states, modes = np.array([start], dtype=np.int64), np.array([mode], dtype=np.int64)
     total = 0
     while True:
         trans, loops, known = tables()
-        n_pend, steps = _kernels()[0](trans, loops, known, index.node_classes, index.below, trie.subtree, lo, hi,
-                                       states, reached, pend_nodes, pend_states, trie.depth + 2)
+        n_pend, steps = _kernels()[0](trans, loops, known, strings.lex, strings.run, strings.exits, strings.plain,
+                                      index.node_classes, index.below, index.height, trie.subtree, lo, hi, states,
+                                      modes, reached, pend_nodes, pend_states, pend_kinds, trie.depth + 2)
         total += steps
         if not n_pend:
             return reached, total
         lo = pend_nodes[:n_pend].copy()
         states = pend_states[:n_pend].copy()
+        kinds = pend_kinds[:n_pend]
         hi = lo + 1
-        fill(states, index.node_classes[lo])
+        cell = kinds == NEED_CELL
+        if cell.any():
+            fill(states[cell], index.node_classes[lo[cell]])
+        if (kinds == NEED_ROW).any():
+            strings.rows(np.unique(states[kinds == NEED_ROW]))
+        if (kinds == NEED_EXIT).any():
+            strings.exits_for(np.unique(states[kinds == NEED_EXIT]))
+        modes = np.where(cell, MACHINE, STRING).astype(np.int64)
         total -= n_pend  # looked at again next round: count each node once

@@ -1,0 +1,182 @@
+"""The lazy strategy's cold path: the compiled prefix-tree walk and the checker's hints it relies on.
+
+Every shortcut is checked against the plain computation it replaces: the hints (`may_read`, `plain_default`)
+against the checker's own step on every class, and the masks (the compiled walk with its string mode and loop
+skips, and the no-numba fallback) against LazyDense's vectorised token walk, on states reached by real
+instances and by random allowed tokens, on Llama 3's vocabulary."""
+
+import json
+
+import numpy as np
+import pytest
+from helpers import ROOT
+
+from structbench.bench.strategies import compile_constraint
+from structbench.bench.tasks import Task
+from structbench.jsonschema.checker import SchemaChecker
+from structbench.lm.vocab import synthetic_vocabulary
+from structbench.masking import LazyDense, TrieDense, index_vocabulary, machine_boundaries, trie_walk
+
+SCHEMAS = {
+    "free object": ({"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}},
+                    {"name": "Ada Lovelace", "age": 36, "extra key": [1, 2.5, "x"]}),
+    "strict object, maxLength": ({"type": "object", "additionalProperties": False, "required": ["id"],
+                                  "properties": {"id": {"type": "string", "maxLength": 8},
+                                                 "idle": {"type": "boolean"}, "tags": {"type": "array",
+                                                 "items": {"type": "string", "maxLength": 3}}}},
+                                 {"id": "abc12345", "idle": False, "tags": ["a", "bc", "def"]}),
+    "pattern and format": ({"type": "object", "properties": {
+        "code": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]{1,4}$"}, "day": {"type": "string", "format": "date"},
+        "kind": {"enum": ["alpha", "beta", "alphabet"]}}},
+        {"code": "AB-123", "day": "2024-02-29", "kind": "alphabet"}),
+    "union and numbers": ({"anyOf": [{"type": "number", "minimum": 0}, {"type": "array", "items": {"type": "null"}},
+                                     {"type": "string", "minLength": 2}]}, [None, None]),
+    "pattern keys, non-ASCII": ({"type": "object", "patternProperties": {"^x-[a-z]+$": {"type": "string"}},
+                                 "properties": {"café": {"type": "string", "maxLength": 40}},
+                                 "additionalProperties": False},
+                                {"café": "naïve crème brûlée", "x-note": "q\"uote\\d \u00e9"}),
+}
+
+
+@pytest.fixture(scope="module")
+def vocab():
+    from structbench.lm.real_vocab import MissingVocabulary, real_vocabulary
+
+    try:
+        vocab = real_vocabulary("llama3")
+    except MissingVocabulary:
+        vocab = synthetic_vocabulary(32_000)
+    index_vocabulary(vocab)
+    return vocab
+
+
+def reached_states(checker, dense, vocab, value, rng, branches=12):
+    """Machine states along the instance's tokens, and along `branches` random detours of allowed tokens."""
+    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    states, state = [], dense.start
+    for tid in vocab.encode(text):
+        states.append(state)
+        for ch in vocab.tokens[tid]:
+            state = dense.step(state, ch)
+        assert state is not None, f"the instance {text!r} is refused"
+    states.append(state)
+    for start in rng.choice(states, size=min(branches, len(states)), replace=False).tolist():
+        state = start
+        for _ in range(6):
+            allowed, _ = dense.mask(state)
+            choices = [t for t in np.flatnonzero(allowed).tolist() if t != vocab.eos_id]
+            if not choices:
+                break
+            for ch in vocab.tokens[int(rng.choice(choices))]:
+                state = dense.step(state, ch)
+            states.append(state)
+    return states
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_hints_are_sound(vocab, name):
+    """may_read is a superset of what a stack reads, and plain_default's characters all step alike."""
+    schema, value = SCHEMAS[name]
+    checker = SchemaChecker(schema, "any", "lesson")
+    reps = [chr(int(b)) for b in machine_boundaries(checker.special_chars())]
+    dense = LazyDense(checker, machine_boundaries(checker.special_chars()), vocab)
+    hinted = 0
+    for i in reached_states(checker, dense, vocab, value, np.random.default_rng(0)):
+        stack = dense.states[i]
+        may, plain = checker.may_read(stack), checker.plain_default(stack)
+        steps = {ch: checker.step(stack, ch) for ch in reps}
+        if may is not None:
+            hinted += 1
+            assert all(ch in may for ch, nxt in steps.items() if nxt is not None), (stack[-1], may)
+        if plain is not None:
+            hinted += 1
+            rep, special = plain
+            alike = checker.step(stack, rep)
+            for ch, nxt in steps.items():
+                if ch >= " " and ch not in '"\\' and ch not in special:
+                    assert nxt == alike, (stack[-1], ch)
+    assert hinted, "no state of this schema got a hint: the test would check nothing"
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "fallback"])
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_masks_equal_the_token_walk(vocab, name, compiled):
+    """The prefix-tree walk (string mode, loop skips, hints) gives LazyDense's masks; so does the fallback."""
+    if compiled and not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    schema, value = SCHEMAS[name]
+    checker = SchemaChecker(schema, "any", "lesson")
+    bounds = machine_boundaries(checker.special_chars())
+    trie, plain = TrieDense(checker, bounds, vocab), LazyDense(SchemaChecker(schema, "any", "lesson"), bounds, vocab)
+    trie.compiled = compiled
+    states = reached_states(checker, plain, vocab, value, np.random.default_rng(1))
+    for i in states:
+        expected, _ = plain.mask(i)
+        got, _ = trie.mask(trie.id_of(plain.states[i]))
+        assert np.array_equal(got, expected), (plain.states[i][-1], np.flatnonzero(got != expected)[:10])
+
+
+@pytest.mark.parametrize("max_length", [4, 64])
+def test_string_mode_reads_a_counted_string(vocab, max_length):
+    """Inside a maxLength string exactly the tokens that fit are allowed; where the length left is longer than
+    most tokens, the walk takes whole subtrees: far fewer lookups than the tree has nodes."""
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    checker = SchemaChecker({"type": "string", "maxLength": max_length}, "any", "lesson")
+    dense = TrieDense(checker, machine_boundaries(), vocab)
+    state = dense.step(dense.start, '"')
+    allowed, steps = dense.mask(state)
+    expected = [t for t, text in enumerate(vocab.tokens) if text is not None and t != vocab.eos_id and
+                checker.feed(checker.start(), '"' + text) is not None]
+    assert np.flatnonzero(allowed).tolist() == expected
+    if max_length == 64:
+        size = dense._token_index(vocab.__dict__["_codes"]).trie.size
+        assert steps < size / 10, f"{steps} lookups for {size} nodes: the string mode did not skip"
+
+
+CORPUS = ROOT.parent / "shared" / "data" / "maskbench"
+
+
+def test_corpus_walks_match(vocab):
+    """Twenty corpus schemas from every subset: the lazy strategy's masks along the first instance it accepts
+    are LazyDense's."""
+    if not CORPUS.is_dir() or vocab.name != "llama3":
+        pytest.skip("needs the MaskBench corpus beside the project and Llama 3's vocabulary")
+    files = sorted(CORPUS.glob("*.json"))[::237][:20]
+    walked = 0
+    for path in files:
+        doc = json.loads(path.read_text())
+        try:
+            checker = SchemaChecker(doc["schema"], "any", "lesson")
+        except Exception:  # noqa: BLE001 - unsupported schemas are the coverage experiment's business
+            continue
+        bounds = machine_boundaries(checker.special_chars())
+        trie, plain = TrieDense(checker, bounds, vocab), LazyDense(checker, bounds, vocab)
+        for test in doc.get("tests", []):
+            text = json.dumps(test["data"], ensure_ascii=False, separators=(", ", ": "))
+            if checker.feed(checker.start(), text) is None or not checker.can_end(checker.feed(checker.start(), text)):
+                continue
+            state = plain.start
+            for tid in vocab.encode(text):
+                expected, _ = plain.mask(state)
+                got, _ = trie.mask(trie.id_of(plain.states[state]))
+                assert np.array_equal(got, expected), path.name
+                for ch in vocab.tokens[tid]:
+                    state = plain.step(state, ch)
+            walked += 1
+            break
+    assert walked >= 10
+
+
+def test_lazy_strategy_walks_like_tabled(vocab):
+    """The strategy end to end: the same masks as tabled along a schema's answer, bits included."""
+    schema, value = SCHEMAS["strict object, maxLength"]
+    task = Task("t", "schema", schema, json.dumps(value, separators=(", ", ": ")))
+    lazy, tabled = (compile_constraint(task, vocab, s, "any", "lesson") for s in ("lazy", "tabled"))
+    a, b = lazy.start(), tabled.start()
+    for tid in vocab.encode(task.reference) + [vocab.eos_id]:
+        assert np.array_equal(lazy.mask(a), tabled.mask(b))
+        assert np.array_equal(lazy.mask_bits(a), tabled.mask_bits(b))
+        if tid != vocab.eos_id:
+            a, b = lazy.advance(a, tid), tabled.advance(b, tid)
+    assert lazy.can_end(a) and tabled.can_end(b)
