@@ -136,7 +136,7 @@ class TrieDense(LazyDense):
             self._expand([i])  # the whole row: the first level needs nearly every class, and the loops come with it
         reached, steps = trie_walk.walk(index, start, mode, lambda: (self._trans, self._loops, self._loops_known),
                                         self._fill, strings)
-        allowed[vc.token_ids] = reached[index.trie.node_of]
+        trie_walk.tokens_of(reached, index.trie.node_of_id, allowed)
         return allowed, steps
 
     def _string_mode(self, i: int, depth: int):

@@ -37,6 +37,7 @@ from structbench.masking.trie_walk import UNKNOWN
 from structbench.regular import DFA, MAX_CODE_POINT
 
 _ASK = object()
+_NOT_PLAIN = '"\\' + "".join(map(chr, range(0x20)))  # what a string's plain characters are not
 
 
 class TabledConstraint:
@@ -320,6 +321,7 @@ class LazyDense:
         self._may_read_of = getattr(machine, "may_read", None)
         self._plain_default_of = getattr(machine, "plain_default", None)
         self._hints: dict[int, list] = {}  # per state: may_read, plain_default, the plain step once taken
+        self._class_masks: dict[str, np.ndarray] = {}
         self.start = self.id_of(machine.start())
 
     # --- states, one at a time ---
@@ -399,11 +401,15 @@ class LazyDense:
     # --- inside ---
 
     def _fill(self, cur: np.ndarray, cls: np.ndarray) -> None:
-        """Compute the transitions (cur[k], cls[k]) not computed yet: only the cells a walk meets, never whole rows
-        (a state met in the middle of tokens is left by a few of its characters, not all of them)."""
+        """Compute the transitions (cur[k], cls[k]) not computed yet: only the cells a walk meets (a state met in
+        the middle of tokens is left by a few of its characters, not all of them), or the whole row where the
+        machine's hints make it cheap."""
         n = len(self.reps)
         keys = np.unique(cur.astype(np.int64) * n + cls)
         before = steps_taken(self.machine)
+        hinted = [i for i in np.unique(keys // n).tolist() if not self._expanded[i] and self._hints_of(i)[0] is not None]
+        if hinted:
+            self._expand(hinted)
         for key in keys.tolist():
             i, c = divmod(key, n)
             if self._trans[i, c] != self.UNEXPANDED:
@@ -420,30 +426,54 @@ class LazyDense:
                 continue
             before = steps_taken(self.machine)
             row = self._trans[i].copy()
-            for k in range(len(self.reps)):
-                if row[k] == self.UNEXPANDED:
-                    nxt = self._step_class(i, k)
-                    row[k] = -1 if nxt is None else self.id_of(nxt)
+            may, plain, _ = self._hints_of(i)
+            if may is not None:  # what the state cannot read at all, refused in one go
+                row[(row == self.UNEXPANDED) & ~self._classes_of(may)] = -1
+            if plain is not None:  # the plain characters that all step alike: one step for them all
+                alike = (row == self.UNEXPANDED) & self._plain_classes() & ~self._classes_of(plain[1])
+                if alike.any():
+                    nxt = self._step_class(i, int(np.flatnonzero(alike)[0]))
+                    row[alike] = -1 if nxt is None else self.id_of(nxt)
+            for k in np.flatnonzero(row == self.UNEXPANDED).tolist():
+                nxt = self._step_class(i, k)
+                row[k] = -1 if nxt is None else self.id_of(nxt)
             if self.fuel is not None:  # after the row: a row is all or nothing, so a budget error leaves no half
                 self.fuel.spend(steps_taken(self.machine) - before or len(self.reps))
             self._trans[i] = row
             self._expanded[i] = True
 
-    def _step_class(self, i: int, c: int):
-        """The machine's step from state i on class c, spared where the machine's hints tell it (a checker's
-        `may_read`: what a state could read at all; `plain_default`: the characters that all step alike). A
-        class's representative stands for it: every character the checker names (ASCII, and the non-ASCII ones
-        of its property names) is a class of its own (machine_boundaries)."""
-        ch = self.reps[c]
+    def _hints_of(self, i: int) -> list:
+        """The machine's hints about state i, asked once: [may_read, plain_default, the plain step once taken]
+        (a checker's `may_read`: what a state could read at all; `plain_default`: the characters that all step
+        alike; None where the machine gives none)."""
         hints = self._hints.get(i)
         if hints is None:
             state = self.states[i]
             hints = self._hints[i] = [self._may_read_of(state) if self._may_read_of else None,
                                       self._plain_default_of(state) if self._plain_default_of else None, _ASK]
+        return hints
+
+    def _classes_of(self, chars: str) -> np.ndarray:
+        """Over the classes: those whose representative is one of `chars` (memoised: hints repeat)."""
+        mask = self._class_masks.get(chars)
+        if mask is None:
+            mask = self._class_masks[chars] = np.array([ch in chars for ch in self.reps], dtype=bool)
+        return mask
+
+    def _plain_classes(self) -> np.ndarray:
+        """Over the classes: characters from U+0020 up but the quote and the backslash."""
+        return ~self._classes_of(_NOT_PLAIN)
+
+    def _step_class(self, i: int, c: int):
+        """The machine's step from state i on class c, spared where its hints tell it. A class's representative
+        stands for it: every character the checker names (ASCII, and the non-ASCII ones of its property names)
+        is a class of its own (machine_boundaries)."""
+        ch = self.reps[c]
+        hints = self._hints_of(i)
         may, plain, _ = hints
         if may is not None and ch not in may:
             return None
-        if plain is not None and ch >= " " and ch not in '"\\' and ch not in plain[1]:
+        if plain is not None and ch not in _NOT_PLAIN and ch not in plain[1]:
             if hints[2] is _ASK:
                 hints[2] = self.machine.step(self.states[i], plain[0])
             return hints[2]

@@ -45,6 +45,9 @@ class TokenTrie:
                 size[self.parent[n]] += size[n]
         self.subtree = size
         self.node_of = np.array([ids[t] for t in texts], dtype=np.int64)
+        # By token id: the node where each token ends (-1 for the end token and tokens without text).
+        self.node_of_id = np.full(vc.size, -1, dtype=np.int64)
+        self.node_of_id[vc.token_ids] = self.node_of
         self.size = len(prefixes)
         self.depth = max((len(p) for p in prefixes), default=0)  # the longest token's length
 
@@ -68,6 +71,7 @@ class TokenIndex:
         self.trie = token_trie(vc)
         self.node_classes = (np.searchsorted(boundaries, self.trie.codes, side="right") - 1).astype(np.int32)
         self.n_words = (self.n_classes + 63) // 64
+        self._buffers = None
 
     @cached_property
     def _below(self) -> tuple[np.ndarray, np.ndarray]:
@@ -83,6 +87,15 @@ class TokenIndex:
     def height(self) -> np.ndarray:
         """Per node, how deep its subtree goes below it (0 for a leaf)."""
         return self._below[1]
+
+    def walk_buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The walk's scratch arrays, one node each (reached; pending nodes, states, kinds: a node is pending at
+        most once a round), allocated once: fresh megabytes per mask cost more in page faults than the walk."""
+        if self._buffers is None:
+            n = self.trie.size
+            self._buffers = (np.zeros(n, dtype=bool), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+                             np.empty(n, dtype=np.int64))
+        return self._buffers
 
     @cached_property
     def classes(self) -> np.ndarray:

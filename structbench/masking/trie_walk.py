@@ -151,12 +151,27 @@ def _classes_below(parent, node_classes, n_words):
     return below, height
 
 
+def _tokens_of(reached, node_of_id, allowed):
+    """allowed[t] = reached[node_of_id[t]] for every token with text (node_of_id -1: no text, left as is)."""
+    for t in range(node_of_id.shape[0]):
+        n = node_of_id[t]
+        if n >= 0:
+            allowed[t] = reached[n]
+
+
 @cache
 def _kernels():
-    """The compiled walk and the classes-below pass (numba imported on first need: it takes a while)."""
+    """The compiled walk, the classes-below pass and the token gather (numba imported on first need: it takes a
+    while)."""
     from numba import njit
 
-    return njit(cache=True, nogil=True)(_walk), njit(cache=True, nogil=True)(_classes_below)
+    return (njit(cache=True, nogil=True)(_walk), njit(cache=True, nogil=True)(_classes_below),
+            njit(cache=True, nogil=True)(_tokens_of))
+
+
+def tokens_of(reached: np.ndarray, node_of_id: np.ndarray, allowed: np.ndarray) -> None:
+    """Mark in `allowed` the tokens whose end node the walk read."""
+    _kernels()[2](reached, node_of_id, allowed)
 
 
 @cache
@@ -195,26 +210,26 @@ class NoStringMode:
 
 def warm_up() -> None:
     """Compile the walk now (or load it from numba's cache), with the argument types masks use."""
-    walk_kernel, below_kernel = _kernels()
+    walk_kernel, below_kernel, tokens_kernel = _kernels()
     one = np.zeros(1, dtype=np.int64)
     none = NoStringMode(1)
     walk_kernel(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), none.lex, none.run,
                 none.exits, none.plain, np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one.copy(), np.ones(1, np.int64),
                 one, one + 1, one, one.copy(), np.zeros(1, bool), one.copy(), one.copy(), one.copy(), 3)
     below_kernel(np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), 1)
+    tokens_kernel(np.zeros(1, bool), np.zeros(1, np.int64), np.zeros(1, bool))
 
 
 def walk(index, start: int, mode: int, tables, fill, strings) -> tuple[np.ndarray, int]:
-    """The nodes read from `start` in `mode` (a boolean array over the trie's nodes) and the node lookups made.
+    """The nodes read from `start` in `mode` (a boolean array over the trie's nodes, the index's own buffer: read
+    it before the next walk) and the node lookups made.
 
     tables() -> the current (transition table, loop bits, loop bits known) (they grow as states are met);
     fill(states, classes) computes machine cells a round left pending; `strings` (string mode's tables: lex,
     run, exits, plain; rows(dfa_states), exits_for(dfa_states)) computes the rest."""
     trie = index.trie
-    reached = np.zeros(trie.size, dtype=bool)
-    pend_nodes = np.empty(trie.size, dtype=np.int64)  # a node is pending at most once a round
-    pend_states = np.empty(trie.size, dtype=np.int64)
-    pend_kinds = np.empty(trie.size, dtype=np.int64)
+    reached, pend_nodes, pend_states, pend_kinds = index.walk_buffers()
+    reached[:] = False
     lo, hi = np.array([0], dtype=np.int64), np.array([trie.size], dtype=np.int64)
     states, modes = np.array([start], dtype=np.int64), np.array([mode], dtype=np.int64)
     total = 0
