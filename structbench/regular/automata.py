@@ -8,6 +8,8 @@ machine that steps through it and refuses the moves that are not listed never wa
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from structbench.errors import TooComplex
 from structbench.limits import current as limits
 from structbench.limits import exceeded
@@ -149,10 +151,14 @@ def any_string(min_len: int = 0, max_len: int | None = None) -> DFA:
     cap = limits().max_string_length
     if max_len is not None and max_len > cap or min_len > cap:
         raise TooComplex(f"a string length bound above {cap:,} characters (limits.max_string_length)")
-    # A counted repeat copies the machine, so build it directly: one state per length.
+    return _counted(min_len, max_len)
+
+
+@lru_cache(maxsize=64)
+def _counted(min_len: int, max_len: int | None) -> DFA:
+    """any_string's machine, built directly (a counted repeat would copy the machine): one state per length.
+    Kept for reuse: a DFA is immutable, and real schemas repeat their bounds (maxLength 255 in many properties)."""
     top = max_len if max_len is not None else min_len
-    moves = []
-    for k in range(top + 1):
-        nxt = k + 1 if k < top else (k if max_len is None else None)
-        moves.append([(0, MAX_CODE_POINT, nxt)] if nxt is not None else [])
-    return DFA(moves, {k for k in range(top + 1) if k >= min_len})
+    moves = [((0, MAX_CODE_POINT, k + 1),) for k in range(top)]
+    moves.append(((0, MAX_CODE_POINT, top),) if max_len is None else ())
+    return DFA(tuple(moves), frozenset(range(min_len, top + 1)))
