@@ -53,7 +53,7 @@ from structbench.jsonschema.frames import (
     Stack,
 )
 from structbench.jsonschema.keys import OTHER, ObjectKeys
-from structbench.jsonschema.strings import END, string_step
+from structbench.jsonschema.strings import END, escape_reads, string_step
 from structbench.limits import current as limits
 
 KEY_ORDERS = ("any", "schema")
@@ -131,9 +131,11 @@ class SchemaChecker(ObjectKeys):
         kind and phase alone: a mask's row is computed only for these (the rest are refused unread)."""
         top = stack[-1]
         kind = top.kind
+        if top.esc and (kind == STRING or kind == OBJECT and top.phase == KEY):
+            return escape_reads(top.esc)  # inside an escape: its syntax alone
         if kind == OBJECT and top.phase == KEY:
             # Only property names may come: the characters that continue one, the closing quote, an escape.
-            if top.esc or top.ks or top.text == OTHER or self._others_allowed(top):
+            if top.ks or top.text == OTHER or self._others_allowed(top):
                 return None
             n = len(top.text)
             return '"\\' + "".join({name[n] for name in self._names_from(top.node, top.text) if len(name) > n})
@@ -148,8 +150,9 @@ class SchemaChecker(ObjectKeys):
     def plain_default(self, stack: Stack) -> tuple[str, str] | None:
         """(rep, special): every character from U+0020 up but the quote, the backslash and those in `special` steps
         this stack exactly as `rep` does: a string with no content check, or a key whose text no longer
-        matters past the property names it may still become (`special`, the characters that continue one).
-        A mask's row then takes one step for all of them. None: no such promise."""
+        matters past the property names it may still become (`special`, the characters that continue one);
+        and characters below U+0020 are refused (JSON strings hold none raw). A mask's row then takes one
+        step for all of them. None: no such promise."""
         top = stack[-1]
         if top.esc:
             return None

@@ -222,6 +222,23 @@ def _remaining(esc: str) -> str:
     return tail + "DChh"[len(low):]
 
 
+def escape_reads(esc: str) -> str | None:
+    """The characters that can come next inside escape `esc` (a superset; None outside an escape): what
+    `read_char` and `string_step` could accept there."""
+    if not esc:
+        return None
+    if esc == "\\":
+        return '"\\/bfnrtu'
+    if esc.startswith("="):
+        c = esc[1]
+        return _HEX if c == "h" else "dD" if c == "D" else "cdefCDEF" if c == "C" else c
+    if esc.startswith("p") and len(esc) == 5:
+        return "\\"
+    if esc.startswith("p") and len(esc) == 6:
+        return "u"
+    return _HEX
+
+
 def _syntax_ok(c: str, ch: str) -> bool:
     """Does `ch` match one place of the remaining syntax (see _remaining)?"""
     if c == "h":

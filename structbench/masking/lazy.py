@@ -134,9 +134,8 @@ class TrieDense(LazyDense):
         strings, start, mode = self._string_mode(i, index.trie.depth)
         if strings is self._no_strings:
             self._expand([i])  # the whole row: the first level needs nearly every class, and the loops come with it
-        reached, steps = trie_walk.walk(index, start, mode, lambda: (self._trans, self._loops, self._loops_known),
-                                        self._fill, strings)
-        trie_walk.tokens_of(reached, index.trie.node_of_id, allowed)
+        steps = trie_walk.walk(index, start, mode, lambda: (self._trans, self._loops, self._loops_known), self._fill,
+                               strings, allowed)
         return allowed, steps
 
     def _string_mode(self, i: int, depth: int):

@@ -473,6 +473,8 @@ class LazyDense:
         may, plain, _ = hints
         if may is not None and ch not in may:
             return None
+        if plain is not None and ch < " ":
+            return None
         if plain is not None and ch not in _NOT_PLAIN and ch not in plain[1]:
             if hints[2] is _ASK:
                 hints[2] = self.machine.step(self.states[i], plain[0])

@@ -45,8 +45,18 @@ class TokenTrie:
                 size[self.parent[n]] += size[n]
         self.subtree = size
         self.node_of = np.array([ids[t] for t in texts], dtype=np.int64)
-        # By token id: the node where each token ends (-1 for the end token and tokens without text).
-        self.node_of_id = np.full(vc.size, -1, dtype=np.int64)
+        # Per node, the token that ends there (-1: none); a token spelled like an earlier one is in dup_ids,
+        # allowed exactly when that one (dup_of) is.
+        self.token_at = np.full(len(prefixes), -1, dtype=np.int64)
+        dup_ids, dup_of = [], []
+        for token, node in zip(vc.token_ids.tolist(), self.node_of.tolist()):
+            if self.token_at[node] < 0:
+                self.token_at[node] = token
+            else:
+                dup_ids.append(token)
+                dup_of.append(int(self.token_at[node]))
+        self.dup_ids, self.dup_of = np.array(dup_ids, dtype=np.int64), np.array(dup_of, dtype=np.int64)
+        self.node_of_id = np.full(vc.size, -1, dtype=np.int64)  # by token id (-1: the end token, no text)
         self.node_of_id[vc.token_ids] = self.node_of
         self.size = len(prefixes)
         self.depth = max((len(p) for p in prefixes), default=0)  # the longest token's length
@@ -89,8 +99,9 @@ class TokenIndex:
         return self._below[1]
 
     def walk_buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The walk's scratch arrays, one node each (reached; pending nodes, states, kinds: a node is pending at
-        most once a round), allocated once: fresh megabytes per mask cost more in page faults than the walk."""
+        """The walk's scratch arrays, one node each (the nodes of subtrees taken whole, all False between walks;
+        pending nodes, states, kinds: a node is pending at most once a round), allocated once: fresh megabytes
+        per mask cost more in page faults than the walk."""
         if self._buffers is None:
             n = self.trie.size
             self._buffers = (np.zeros(n, dtype=bool), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),

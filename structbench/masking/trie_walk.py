@@ -42,10 +42,13 @@ NEED_CELL, NEED_ROW, NEED_EXIT = 0, 1, 2
 
 
 def _walk(trans, loops, loops_known, lex, lex_run, lex_exit, plain, node_classes, below, height, subtree,
-          lo, hi, states, modes, reached, pend_nodes, pend_states, pend_kinds, stack_size):
-    """Read the sibling ranges lo[r]:hi[r] from states[r] in modes[r], and their subtrees. Marks the nodes read in
-    `reached`; returns the pending nodes' count (written to pend_*) and the nodes looked at."""
+          lo, hi, states, modes, token_at, allowed, covered, pend_nodes, pend_states, pend_kinds, stack_size):
+    """Read the sibling ranges lo[r]:hi[r] from states[r] in modes[r], and their subtrees. Marks in `allowed` the
+    token ending at each node read (token_at[node], -1 for none), and in `covered` the nodes of subtrees taken
+    whole (their tokens are gathered after: one pass beats a random write per token); returns the pending nodes'
+    count (written to pend_*), the nodes looked at, and whether any subtree was taken whole."""
     n_pend = 0
+    took = False
     steps = 0
     n_words = below.shape[1]
     st_pos = np.empty(stack_size, np.int64)
@@ -79,7 +82,8 @@ def _walk(trans, loops, loops_known, lex, lex_run, lex_exit, plain, node_classes
                 if nxt == -1:
                     continue
                 if nxt != EXIT:
-                    reached[node] = True
+                    if token_at[node] >= 0:
+                        allowed[token_at[node]] = True
                     if subtree[node] == 1:
                         continue
                     if lex_run[nxt] >= height[node]:
@@ -89,7 +93,8 @@ def _walk(trans, loops, loops_known, lex, lex_run, lex_exit, plain, node_classes
                                 inside = False
                                 break
                         if inside:  # every path below is plain characters the DFA takes: every token below is read
-                            reached[node + 1:node + subtree[node]] = True
+                            covered[node + 1:node + subtree[node]] = True
+                            took = True
                             continue
                     top += 1
                     st_pos[top] = node + 1
@@ -114,7 +119,8 @@ def _walk(trans, loops, loops_known, lex, lex_run, lex_exit, plain, node_classes
                 continue
             if nxt < 0:
                 continue
-            reached[node] = True
+            if token_at[node] >= 0:
+                allowed[token_at[node]] = True
             if subtree[node] == 1:
                 continue
             if loops_known[nxt]:
@@ -124,14 +130,24 @@ def _walk(trans, loops, loops_known, lex, lex_run, lex_exit, plain, node_classes
                         inside = False
                         break
                 if inside:  # every character below loops: every token below is read
-                    reached[node + 1:node + subtree[node]] = True
+                    covered[node + 1:node + subtree[node]] = True
+                    took = True
                     continue
             top += 1
             st_pos[top] = node + 1
             st_end[top] = node + subtree[node]
             st_state[top] = nxt
             st_mode[top] = MACHINE
-    return n_pend, steps
+    return n_pend, steps, took
+
+
+def _gather_covered(covered, node_of_id, allowed):
+    """allowed[t] |= covered[node_of_id[t]] (-1: no text), and covered cleared for the next walk."""
+    for t in range(node_of_id.shape[0]):
+        n = node_of_id[t]
+        if n >= 0 and covered[n]:
+            allowed[t] = True
+    covered[:] = False
 
 
 def _classes_below(parent, node_classes, n_words):
@@ -151,27 +167,14 @@ def _classes_below(parent, node_classes, n_words):
     return below, height
 
 
-def _tokens_of(reached, node_of_id, allowed):
-    """allowed[t] = reached[node_of_id[t]] for every token with text (node_of_id -1: no text, left as is)."""
-    for t in range(node_of_id.shape[0]):
-        n = node_of_id[t]
-        if n >= 0:
-            allowed[t] = reached[n]
-
-
 @cache
 def _kernels():
-    """The compiled walk, the classes-below pass and the token gather (numba imported on first need: it takes a
-    while)."""
+    """The compiled walk, the classes-below pass and the covered tokens' gather (numba imported on first need:
+    it takes a while)."""
     from numba import njit
 
     return (njit(cache=True, nogil=True)(_walk), njit(cache=True, nogil=True)(_classes_below),
-            njit(cache=True, nogil=True)(_tokens_of))
-
-
-def tokens_of(reached: np.ndarray, node_of_id: np.ndarray, allowed: np.ndarray) -> None:
-    """Mark in `allowed` the tokens whose end node the walk read."""
-    _kernels()[2](reached, node_of_id, allowed)
+            njit(cache=True, nogil=True)(_gather_covered))
 
 
 @cache
@@ -210,37 +213,43 @@ class NoStringMode:
 
 def warm_up() -> None:
     """Compile the walk now (or load it from numba's cache), with the argument types masks use."""
-    walk_kernel, below_kernel, tokens_kernel = _kernels()
+    walk_kernel, below_kernel, gather_kernel = _kernels()
     one = np.zeros(1, dtype=np.int64)
     none = NoStringMode(1)
     walk_kernel(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), none.lex, none.run,
                 none.exits, none.plain, np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one.copy(), np.ones(1, np.int64),
-                one, one + 1, one, one.copy(), np.zeros(1, bool), one.copy(), one.copy(), one.copy(), 3)
+                one, one + 1, one, one.copy(), np.full(1, -1, np.int64), np.zeros(1, bool), np.zeros(1, bool),
+                one.copy(), one.copy(), one.copy(), 3)
     below_kernel(np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), 1)
-    tokens_kernel(np.zeros(1, bool), np.zeros(1, np.int64), np.zeros(1, bool))
+    gather_kernel(np.zeros(1, bool), np.zeros(1, np.int64), np.zeros(1, bool))
 
 
-def walk(index, start: int, mode: int, tables, fill, strings) -> tuple[np.ndarray, int]:
-    """The nodes read from `start` in `mode` (a boolean array over the trie's nodes, the index's own buffer: read
-    it before the next walk) and the node lookups made.
+def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray) -> int:
+    """Mark in `allowed` (over the vocabulary) the tokens read from `start` in `mode`; returns the node lookups made.
 
     tables() -> the current (transition table, loop bits, loop bits known) (they grow as states are met);
     fill(states, classes) computes machine cells a round left pending; `strings` (string mode's tables: lex,
     run, exits, plain; rows(dfa_states), exits_for(dfa_states)) computes the rest."""
     trie = index.trie
-    reached, pend_nodes, pend_states, pend_kinds = index.walk_buffers()
-    reached[:] = False
+    covered, pend_nodes, pend_states, pend_kinds = index.walk_buffers()
+    took_any = False
     lo, hi = np.array([0], dtype=np.int64), np.array([trie.size], dtype=np.int64)
     states, modes = np.array([start], dtype=np.int64), np.array([mode], dtype=np.int64)
     total = 0
     while True:
         trans, loops, known = tables()
-        n_pend, steps = _kernels()[0](trans, loops, known, strings.lex, strings.run, strings.exits, strings.plain,
-                                      index.node_classes, index.below, index.height, trie.subtree, lo, hi, states,
-                                      modes, reached, pend_nodes, pend_states, pend_kinds, trie.depth + 2)
+        n_pend, steps, took = _kernels()[0](trans, loops, known, strings.lex, strings.run, strings.exits,
+                                            strings.plain, index.node_classes, index.below, index.height, trie.subtree,
+                                            lo, hi, states, modes, trie.token_at, allowed, covered, pend_nodes,
+                                            pend_states, pend_kinds, trie.depth + 2)
         total += steps
+        took_any |= took
         if not n_pend:
-            return reached, total
+            if took_any:
+                _kernels()[2](covered, trie.node_of_id, allowed)
+            if len(trie.dup_ids):  # tokens spelled like another: allowed with it
+                allowed[trie.dup_ids] = allowed[trie.dup_of]
+            return total
         lo = pend_nodes[:n_pend].copy()
         states = pend_states[:n_pend].copy()
         kinds = pend_kinds[:n_pend]

@@ -95,6 +95,8 @@ def test_hints_are_sound(vocab, name):
             for ch, nxt in steps.items():
                 if ch >= " " and ch not in '"\\' and ch not in special:
                     assert nxt == alike, (stack[-1], ch)
+                if ch < " ":
+                    assert nxt is None, (stack[-1], ch)
     assert hinted, "no state of this schema got a hint: the test would check nothing"
 
 
