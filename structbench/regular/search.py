@@ -7,7 +7,10 @@ the pattern's groups, alternations and classes before the parser sees it.
 
 from __future__ import annotations
 
+import functools
+
 from structbench.errors import PatternError
+from structbench.limits import current as limits
 from structbench.regular.automata import trim
 from structbench.regular.charsets import MAX_CODE_POINT
 from structbench.regular.dfa import DFA, EMPTY, compile_pattern
@@ -83,7 +86,14 @@ def _search_branches(pattern: str) -> list[tuple[bool, str, bool]]:
 
 
 def search_dfa(pattern: str) -> DFA:
-    """JSON Schema's `pattern`: the text *contains* a match (ECMA-262 search), unless anchored."""
+    """JSON Schema's `pattern`: the text *contains* a match (ECMA-262 search), unless anchored. Kept per process
+    under the limits it was built with (real schemas share their patterns: dates, identifiers, versions; a DFA
+    is immutable), so a pattern met again costs nothing."""
+    return _search_dfa(pattern, limits())
+
+
+@functools.lru_cache(maxsize=512)
+def _search_dfa(pattern: str, _limits) -> DFA:
     branches = _search_branches(pattern)
     # With no branch anchored at the end, a complete match accepts whatever follows: the DFA makes that
     # one absorbing state (compile_pattern's accept_absorbs) instead of spelling out a trailing "anything".
