@@ -2,6 +2,8 @@
 
 Absolute times on a shared machine mean little; a ratio between two strategies measured
 minutes apart on the same machine is stable enough to catch a regression of the fast path.
+Warm gates compare whole walks (per step); the cold gate compares the median cold mask after the
+first (TBM p50) over the same fresh corpus schemas, walked on the same instances (test_cold_walks).
 """
 
 import json
@@ -14,12 +16,18 @@ GATES = [
     ("test_walk[tabled-person]", "test_walk[xgrammar-person]", 1.0, "0.06"),
     ("test_build[tabled-person]", "test_build[outlines_core-person]", 1.0, "0.08"),
 ]
+# Cold: ours (lazy) over llguidance, TBM p50 over 12 corpus schemas. Far above 1 today; the limit is 3x the ratio
+# measured when the gate was set (46-59 in four runs), to catch a large regression, not noise.
+COLD_GATES = [
+    ("test_cold_walks[lazy]", "test_cold_walks[llguidance]", 150.0, "46-59"),
+]
 
 
 def main(path: str) -> int:
     data = json.load(open(path))
     medians = {b["name"]: b["stats"]["median"] for b in data["benchmarks"]}
     steps = {b["name"]: b.get("extra_info", {}).get("steps", 1) for b in data["benchmarks"]}
+    extra = {b["name"]: b.get("extra_info", {}) for b in data["benchmarks"]}
     failed = 0
     for num, den, limit, note in GATES:
         if num not in medians or den not in medians:
@@ -30,6 +38,19 @@ def main(path: str) -> int:
         ok = ratio <= limit
         failed += not ok
         print(f"speed gate: {'ok  ' if ok else 'FAIL'} {num} / {den} per step = {ratio:.4g} (limit {limit}; set at {note})")
+    for num, den, limit, note in COLD_GATES:
+        if "tbm_p50_us" not in extra.get(num, {}) or "tbm_p50_us" not in extra.get(den, {}):
+            print(f"speed gate: skipped {num} / {den} (not measured: corpus, engine or vocabulary missing)")
+            continue
+        if extra[num]["texts"] != extra[den]["texts"]:
+            failed += 1
+            print(f"speed gate: FAIL {num} / {den}: not the same walks (the instances walked differ)")
+            continue
+        ratio = extra[num]["tbm_p50_us"] / extra[den]["tbm_p50_us"]
+        ok = ratio <= limit
+        failed += not ok
+        print(f"speed gate: {'ok  ' if ok else 'FAIL'} {num} / {den} cold TBM p50 = {ratio:.4g} "
+              f"({extra[num]['tbm_p50_us']:.4g} / {extra[den]['tbm_p50_us']:.4g} µs; limit {limit}; set at {note})")
     return 1 if failed else 0
 
 

@@ -21,6 +21,7 @@ import hashlib
 import json
 import math
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from structbench.bench.files import read_text_file
@@ -137,7 +138,7 @@ def spell(vocab, value, whitespace: str) -> tuple[str, list[int]]:
     return text, ids
 
 
-def _compile_limit(seconds):
+def compile_limit(seconds):
     """A compile or walk that takes longer than `seconds` raises CompileTimeout (SIGALRM: the main thread only)."""
     return time_limit(seconds, CompileTimeout)
 
@@ -254,30 +255,48 @@ def schema_rows(path: Path, strategy: str, vocab, whitespace: str, timeout_s: fl
         return [{**base, "outcome": "error", "outcome_detail": named_error(e), "instance": -1}]
 
 
-def _schema_rows(path: Path, base: dict, strategy: str, vocab, whitespace: str, timeout_s: float, mask_walks: int,
-                 mask_steps: int) -> list[dict]:
-    # The file itself.
+@dataclass
+class CorpusFile:
+    """One corpus file read: its schema, test instances and referee, or why it could not be read as such
+    (outcome `error`: not a file, not JSON, not in the format; `no_referee`: not a valid schema)."""
+
+    schema: object = None
+    tests: list = field(default_factory=list)
+    referee: SchemaReferee | None = None
+    outcome: str = "ok"
+    detail: str = ""
+
+
+def read_corpus_file(path: Path) -> CorpusFile:
     try:
         text = read_text_file(path, "corpus file")
     except InputFileError as e:
-        return [{**base, "outcome": "error", "outcome_detail": str(e)[:300], "instance": -1}]
+        return CorpusFile(outcome="error", detail=str(e)[:300])
     try:
         doc = json.loads(text)
         schema, tests = doc["schema"], doc.get("tests", [])
         if not isinstance(tests, list):
             raise KeyError("tests")
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as e:
-        return [{**base, "outcome": "error", "outcome_detail": f"not a MaskBench file: {type(e).__name__}: {e}"[:300],
-                 "instance": -1}]
+        return CorpusFile(outcome="error", detail=f"not a MaskBench file: {type(e).__name__}: {e}"[:300])
     try:
         referee = SchemaReferee(schema)
     except InvalidSchema as e:
-        return [{**base, "outcome": "no_referee", "outcome_detail": str(e)[:300], "instance": -1}]
+        return CorpusFile(outcome="no_referee", detail=str(e)[:300])
     except Exception as e:  # noqa: BLE001 - any failure is this file's outcome
-        return [{**base, "outcome": "no_referee", "outcome_detail": named_error(e), "instance": -1}]
+        return CorpusFile(outcome="no_referee", detail=named_error(e))
+    return CorpusFile(schema, tests, referee)
+
+
+def _schema_rows(path: Path, base: dict, strategy: str, vocab, whitespace: str, timeout_s: float, mask_walks: int,
+                 mask_steps: int) -> list[dict]:
+    file = read_corpus_file(path)
+    if file.outcome != "ok":
+        return [{**base, "outcome": file.outcome, "outcome_detail": file.detail, "instance": -1}]
+    schema, tests, referee = file.schema, file.tests, file.referee
     t0 = time.perf_counter()
     try:
-        with _compile_limit(timeout_s):
+        with compile_limit(timeout_s):
             walker = build_walker(strategy, schema, vocab, whitespace)
         outcome, detail = "ok", ""
     except SettingsError:
@@ -301,7 +320,7 @@ def _schema_rows(path: Path, base: dict, strategy: str, vocab, whitespace: str, 
             row.update(text=text, n_tokens=len(ids), referee_valid=valid,
                        dataset_valid=bool(test.get("valid")) if "valid" in test else None)
             t = time.perf_counter()
-            with _compile_limit(timeout_s):
+            with compile_limit(timeout_s):
                 accepted = walker.accepts(ids)
             row["wall_ms"] = (time.perf_counter() - t) * 1000
             row["accepted"] = accepted
@@ -309,7 +328,7 @@ def _schema_rows(path: Path, base: dict, strategy: str, vocab, whitespace: str, 
                                f"{'valid' if valid else 'invalid'}_{'accepted' if accepted else 'rejected'}")
             if accepted and timed < mask_walks:
                 try:
-                    with _compile_limit(timeout_s):
+                    with compile_limit(timeout_s):
                         row["mask_us"] = walker.mask_times(ids[:mask_steps])
                 except CompileTimeout:
                     row["outcome_detail"] = f"mask timing cut after {timeout_s} s"
@@ -339,6 +358,13 @@ def check_settings(settings) -> dict:
     if strategy != "tabled" and strategy not in ENGINES:
         raise SettingsError(f"the coverage experiment runs strategy tabled or an engine "
                             f"({', '.join(sorted(ENGINES))}), not {strategy!r}")
+    return check_corpus_settings(settings, lambda: {"mask_walks": _integer(settings, "mask_walks", 1, 0),
+                                                    "mask_steps": _integer(settings, "mask_steps", 64, 1)})
+
+
+def check_corpus_settings(settings, own_keys=None) -> dict:
+    """The keys every corpus experiment reads (corpus_dir, subset, sample, compile_timeout_s), checked, with the
+    trial's `files`; `own_keys()` checks the experiment's own keys (after the timeout, before the subset)."""
     corpus_dir = settings.get("corpus_dir")
     if not isinstance(corpus_dir, str) or not corpus_dir or not Path(corpus_dir).is_dir():
         raise SettingsError(f"corpus_dir {corpus_dir!r} is not a directory")
@@ -348,8 +374,7 @@ def check_settings(settings) -> dict:
         raise SettingsError(f"compile_timeout_s must be a number of seconds > 0, got {seconds!r}")
     if seconds > limits().max_compile_seconds:
         raise exceeded("max_compile_seconds", f"compile_timeout_s={seconds:g} seconds is longer than allowed")
-    checked = {"sample": sample, "compile_timeout_s": seconds, "mask_walks": _integer(settings, "mask_walks", 1, 0),
-               "mask_steps": _integer(settings, "mask_steps", 64, 1)}
+    checked = {"sample": sample, "compile_timeout_s": seconds, **(own_keys() if own_keys else {})}
     subset = settings.get("subset", "all")
     present = sorted({subset_of(p) for p in corpus_files(corpus_dir)})
     if subset != "all" and subset not in present:

@@ -1,9 +1,13 @@
 """Speed benchmarks (pytest-benchmark). In the normal test run they execute once, as smoke tests
 (benchmarks are disabled in pytest's addopts); CI runs them with --benchmark-enable and
-.ci/speed_gate.py checks ratios measured in that same run (never absolute times)."""
+.ci/speed_gate.py checks ratios measured in that same run (never absolute times): warm walks, and cold ones
+over fresh corpus schemas (test_cold_walks)."""
 
 import numpy as np
 import pytest
+from helpers import ROOT
+from structbench.experiments.fresh import schema_row
+from structbench.experiments.speed import prepare_vocabulary
 
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import age_task, person_task
@@ -73,6 +77,38 @@ def test_build(benchmark, vocab, strategy, task_name):
     benchmark.extra_info.update(strategy=strategy, task=task_name)
     constraint = benchmark.pedantic(compile_constraint, args=(task, vocab, strategy, "schema"), rounds=3, iterations=1)
     assert walk(constraint, answer_ids(vocab, task), vocab.eos_id) is not None
+
+
+CORPUS = ROOT.parent / "shared" / "data" / "maskbench"
+# Twelve corpus schemas from five subsets that ours and llguidance both compile and walk, on the same instance
+# (checked by test_cold_walks): the cold gate's fixed set, 15 to 78 tokens per walk.
+COLD_SCHEMAS = ("Github_trivial---o10055.json", "Github_trivial---o69499.json", "Github_easy---o13981.json",
+                "Github_easy---o20470.json", "Github_easy---o43998.json", "Glaiveai2K---calculate_area_39e6c1c8.json",
+                "Glaiveai2K---calculate_distance_03b8647f.json", "JME_21.json", "JME_57.json", "JME_3.json",
+                "Snowplow---sp_102_Normalized.json", "Snowplow---sp_288_Normalized.json")
+
+
+@pytest.mark.parametrize("strategy", ["lazy", "llguidance"])
+def test_cold_walks(benchmark, vocab, strategy):
+    """Fresh schemas: each of COLD_SCHEMAS compiled and its first accepted instance walked cold, as the fresh
+    experiment does (every mask checked); the median cold mask after the first (TBM p50) goes to extra_info, the
+    speed gate's cold ratio. One round: a second would not be cold."""
+    if not CORPUS.is_dir() or vocab.name != "llama3":
+        pytest.skip("the cold walks need the MaskBench corpus beside the project and Llama 3's vocabulary")
+    if strategy != "lazy":
+        pytest.importorskip(strategy, reason=install_line("engines"))
+    prepare_vocabulary(strategy, vocab)  # per vocabulary, untimed, as in the fresh experiment
+    key_order = "any" if strategy == "lazy" else "schema"  # the fresh sweep's
+
+    def walks():
+        return [schema_row(CORPUS / name, strategy, vocab, key_order, "lesson", 10) for name in COLD_SCHEMAS]
+
+    rows = benchmark.pedantic(walks, rounds=1, iterations=1)
+    assert [r["outcome"] for r in rows] == ["ok"] * len(COLD_SCHEMAS), [r["outcome_detail"] for r in rows]
+    tbm = np.concatenate([r["mask_us"][1:] for r in rows])
+    benchmark.group = "cold-walks"
+    benchmark.extra_info.update(strategy=strategy, steps=len(tbm), tbm_p50_us=float(np.median(tbm)),
+                                texts=[r["text"] for r in rows])
 
 
 def test_mask_bits_layout(vocab):

@@ -87,6 +87,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("referee_valid", _BOOL, "coverage: the referee's verdict on the instance"),
     Column("dataset_valid", _BOOL, "coverage: the corpus's own verdict on the instance"),
     Column("accepted", _BOOL, "coverage: the constraint accepted the instance token by token"),
+    Column("warm_mask_us", _FLOATS, "fresh: per step, the mask microseconds of the same walk again on the same "
+                                    "constraint (warm; mask_us holds the cold first walk)", Kind.TIMING),
     # --- added later (null in parts written before them) ---
     Column("temperature", _FLOAT, "sampling temperature (0 = greedy; parts written before the column read as 1.0)"),
     Column("prompt", _STR, "a real model's prompt for this answer, as its chat template wrote it "
@@ -133,6 +135,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("exact_nodes", _INT, "distortion: (model state, constraint state) nodes the exact solver expanded"),
     Column("exact_seconds", _FLOAT, "distortion: seconds the exact solve took (shared by the case's trials)",
            Kind.TIMING),
+    Column("log_z_hat", _FLOAT, "realdistortion, smc/awrs: this run's log Ẑ (its Ẑ is unbiased for Z = P(valid, "
+                                "ended within max_tokens)); −inf when every particle died; null for other strategies"),
     # --- provenance ---
     Column("config_json", _STR, "the settings the trial_id hashes, as JSON"),
     Column("git_sha", _STR, "the commit the package ran from (`+dirty` for a changed work tree)", Kind.PROVENANCE),

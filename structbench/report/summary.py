@@ -83,6 +83,22 @@ def mask_time_summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def fresh_answer_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per task and strategy of the speed sweep (and vocabulary size where it varies): the fresh answer, compile +
+    every mask of walk 0 (the first walk over the just-compiled constraint: cold), in ms, beside its two parts."""
+    walks = df[(df["sample"] == 0) & df["mask_us"].map(lambda v: v is not None and len(v) > 0)]
+    if walks.empty:
+        return pd.DataFrame()
+    keys = ["task", "strategy"] + (["vocab_size"] if walks["vocab_size"].nunique() > 1 else [])
+    out = []
+    for key, group in walks.groupby(keys, sort=True):
+        masks_ms = float(np.median([np.sum(np.asarray(v, dtype=float)) for v in group["mask_us"]])) / 1000
+        compile_ms = float(group["compile_ms"].median())
+        out.append({**dict(zip(keys, key)), "compile_ms": compile_ms, "cold_walk_masks_ms": masks_ms,
+                    "fresh_answer_ms": compile_ms + masks_ms})
+    return pd.DataFrame(out)
+
+
 def same_schemas(df: pd.DataFrame) -> pd.DataFrame:
     """The coverage rows of the schema files every strategy in df ran (a strategy run on a sample beside others
     run on the whole corpus: the side-by-side on that sample)."""
@@ -138,7 +154,14 @@ def format_summary(df: pd.DataFrame, where: str) -> str:
         if (df["kind"] == "coverage").any():
             parts += ["coverage per subset and strategy (verdicts among the instances of compiled schemas):",
                       coverage_summary(df[df["kind"] == "coverage"]).to_string(index=False), ""]
-        rest = df[df["kind"] != "coverage"]
+        if (df["kind"] == "fresh").any():
+            from structbench.report.fresh import format_fresh
+
+            parts += ["fresh schemas:", format_fresh(df[df["kind"] == "fresh"]), ""]
+        if (df["kind"] == "speed").any():
+            parts += ["fresh answer per task (compile + walk 0's masks, cold):",
+                      fresh_answer_summary(df[df["kind"] == "speed"]).to_string(index=False), ""]
+        rest = df[~df["kind"].isin(("coverage", "fresh"))]
         masks = mask_time_summary(rest) if not rest.empty else pd.DataFrame()
         if not masks.empty:
             parts += ["mask time per step:", masks.to_string(index=False), ""]

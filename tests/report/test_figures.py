@@ -21,11 +21,22 @@ from structbench.bench.store import ROW_SCHEMA, part_path, read_results, write_p
 from structbench.bench.strategies import STRATEGIES
 from structbench.errors import MissingRows
 from structbench.report import figures
-from structbench.report.figures import coverage, exact_distortion, lesson, realmodel, speed, style, sweeps
+from structbench.report.figures import (
+    coverage,
+    exact_distortion,
+    fresh,
+    lesson,
+    real_distortion,
+    realmodel,
+    speed,
+    style,
+    sweeps,
+)
 
 LESSON_FIGURES = ["validity_vs_length", "masked_step", "validity_bars", "mask_table", "distortion", "mask_cost", "retry"]
 SWEEP_FIGURES = ["sweep_noise", "sweep_depth", "sweep_vocab_mask_time", "sweep_removed_mass", "sweep_work_vs_formula",
-                 "sweep_retry", "speed", "coverage", "realmodel", "distortion_cost", "distortion_vs_z"]
+                 "sweep_retry", "speed", "coverage", "realmodel", "distortion_cost", "distortion_vs_z",
+                 "real_distortion", "fresh"]
 
 
 def row(**values) -> dict:
@@ -130,6 +141,22 @@ def distortion_trials() -> dict:
     return trials
 
 
+def realdistortion_trials(rng) -> dict:
+    """Per task, masked (tabled) and SMC answers with their kept masses and log Ẑ, and unconstrained ones."""
+    trials = {}
+    for task in ("age", "person"):
+        common = {"kind": "realdistortion", "task": task, "model": "smollm2", "noise": None, "config_json": "{}"}
+        ages = {"tabled": (42, 42, 7, 5), "smc": (42, 42, 42, 7), "none": (42, None, None, None)}
+        for strategy, values in ages.items():
+            trials[f"{task}-{strategy}"] = [
+                row(strategy=strategy, sample=i, text="Sure" if a is None else f'{{"age": {a}}}',
+                    category="chatter" if a is None else "valid", removed_mass=list(rng.uniform(0, 0.9, 4)),
+                    log_z_hat=float(rng.normal(-3, 0.3)) if strategy == "smc" else None,
+                    particles=8 if strategy == "smc" else None, model_calls=4.0, **common)
+                for i, a in enumerate(values)]
+    return trials
+
+
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     """A small store holding every experiment the figures read."""
@@ -173,6 +200,11 @@ def results(tmp_path_factory):
                     realmodel[f"{model}-{task}-{strategy}-{temperature}"] = rows
     store(root, "realmodel", realmodel)
     store(root, "distortion", distortion_trials())
+    store(root, "realdistortion", realdistortion_trials(rng))
+    store(root, "fresh", {f"fresh-{strategy}": [
+        row(kind="fresh", strategy=strategy, vocab="llama3", schema_file=f"A---{k}.json", subset="A", outcome="ok",
+            instance=0, text=f"{{{k}}}", compile_ms=float(rng.uniform(0.5, 90)), mask_us=list(rng.uniform(2.0, 3e4, 8)),
+            warm_mask_us=list(rng.uniform(0.3, 30, 8))) for k in range(5)] for strategy in ("lazy", "llguidance")})
     return root
 
 
@@ -188,7 +220,8 @@ def has_data(ax) -> bool:
 
 def test_the_registry_names_every_figure_function_once():
     """Every fig_<name> of the family modules is registered under its name, and the README's files exist."""
-    functions = {name: f for module in (lesson, sweeps, speed, coverage, realmodel, exact_distortion)
+    functions = {name: f
+                 for module in (lesson, sweeps, speed, coverage, fresh, realmodel, exact_distortion, real_distortion)
                  for name, f in inspect.getmembers(module, inspect.isfunction) if name.startswith("fig_")}
     assert {f"fig_{s.name}": s.draw for s in figures.FIGURES} == functions
     assert sorted(figures.BY_NAME) == sorted(LESSON_FIGURES + SWEEP_FIGURES)

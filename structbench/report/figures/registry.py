@@ -9,7 +9,16 @@ from dataclasses import dataclass
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from structbench.report.figures import coverage, exact_distortion, lesson, realmodel, speed, sweeps
+from structbench.report.figures import (
+    coverage,
+    exact_distortion,
+    fresh,
+    lesson,
+    real_distortion,
+    realmodel,
+    speed,
+    sweeps,
+)
 
 
 @dataclass(frozen=True)
@@ -33,12 +42,14 @@ FIGURES = (
     FigureSpec("sweep_vocab_mask_time", ("vocab",), sweeps.fig_sweep_vocab_mask_time),
     FigureSpec("speed", ("speed",), speed.fig_speed),
     FigureSpec("coverage", ("coverage",), coverage.fig_coverage),
+    FigureSpec("fresh", ("fresh",), fresh.fig_fresh),
     FigureSpec("sweep_removed_mass", ("validity",), sweeps.fig_sweep_removed_mass),
     FigureSpec("sweep_work_vs_formula", ("lesson",), sweeps.fig_sweep_work_vs_formula),
     FigureSpec("sweep_retry", ("noise", "validity"), sweeps.fig_sweep_retry),
     FigureSpec("realmodel", ("realmodel",), realmodel.fig_realmodel),
     FigureSpec("distortion_cost", ("distortion",), exact_distortion.fig_distortion_cost),
     FigureSpec("distortion_vs_z", ("distortion",), exact_distortion.fig_distortion_vs_z),
+    FigureSpec("real_distortion", ("realdistortion",), real_distortion.fig_real_distortion),
 )
 BY_NAME = {spec.name: spec for spec in FIGURES}
 LESSON_FIGURES = tuple(s.name for s in FIGURES if s.lesson)

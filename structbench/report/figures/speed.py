@@ -1,5 +1,6 @@
-"""The speed sweep's figure: per task and strategy, mask time per step and compile time, as points on log
-axes (a bar on a log axis has a length set by wherever the axis starts, so none are drawn)."""
+"""The speed sweep's figure: per task and strategy, mask time per step, compile time and the fresh answer
+(compile + walk 0's masks, cold), as points on log axes (a bar on a log axis has a length set by wherever the
+axis starts, so none are drawn)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ from structbench.report.figures.style import (
     STRATEGY_MARKERS,
     drawn_in_style,
 )
+from structbench.report.summary import fresh_answer_summary
 
 
 @drawn_in_style
 def fig_speed(df: pd.DataFrame) -> plt.Figure:
-    """The speed sweep: mask time per step (median, whisker to p95) and compile time, per task and strategy."""
+    """The speed sweep: mask time per step (median, whisker to p95), compile time and fresh answer, per task and
+    strategy."""
     rows = df[df["kind"] == "speed"]
     if rows.empty:
         raise MissingRows("no speed rows")
@@ -29,9 +32,10 @@ def fig_speed(df: pd.DataFrame) -> plt.Figure:
     strategies = strategies_in(rows)
     vocabs = sorted(rows["vocab"].unique())
     shift = dodge(strategies, 0.8 / max(len(strategies), 1))
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.6))
+    fresh = fresh_answer_summary(rows)
+    fig, (left, right, cold) = plt.subplots(1, 3, figsize=(16, 4.6))
     for strategy in strategies:
-        xs, med, p95, comp = [], [], [], []
+        xs, med, p95, comp, answer = [], [], [], [], []
         for i, task in enumerate(tasks):
             g = rows[(rows["task"] == task) & (rows["strategy"] == strategy)]
             if g.empty:
@@ -41,13 +45,16 @@ def fig_speed(df: pd.DataFrame) -> plt.Figure:
             med.append(float(np.median(steps)))
             p95.append(float(np.percentile(steps, 95)))
             comp.append(float(g["compile_ms"].median()))
+            first = fresh[(fresh["task"] == task) & (fresh["strategy"] == strategy)]["fresh_answer_ms"]
+            answer.append(float(first.median()) if len(first) else np.nan)
         style = dict(color=STRATEGY_COLORS.get(strategy, INK), marker=STRATEGY_MARKERS.get(strategy, "o"), ms=6,
                      ls="none")
         left.errorbar(xs, med, yerr=[np.zeros(len(med)), np.array(p95) - np.array(med)], capsize=2.5, lw=1, **style)
         right.plot(xs, comp, **style)
+        cold.plot(xs, answer, **style)
     depth = rows.loc[rows["task"] == "nested", "schema_depth"]
     labels = [f"nested (depth {int(depth.iloc[0])})" if t == "nested" and len(depth) else t for t in tasks]
-    for ax in (left, right):
+    for ax in (left, right, cold):
         ax.set_yscale("log")
         ax.set_xticks(range(len(tasks)), labels)
         ax.set_xlim(-0.5, len(tasks) - 0.5)
@@ -59,6 +66,8 @@ def fig_speed(df: pd.DataFrame) -> plt.Figure:
     left.set_title(f"Mask per step over {walks} walks: median, whisker to p95", fontsize=10)
     right.set_ylabel("compile time, ms (log scale)")
     right.set_title("Compile (tables or index included)", fontsize=10)
+    cold.set_ylabel("fresh answer, ms (log scale)")
+    cold.set_title("Fresh answer: compile + walk 0's masks (cold)", fontsize=10)
     handles = [Line2D([], [], color=STRATEGY_COLORS.get(s, INK), marker=STRATEGY_MARKERS.get(s, "o"), ms=6, ls="none",
                       label=s) for s in strategies]
     fig.legend(handles=handles, frameon=False, loc="lower center", ncol=len(handles), bbox_to_anchor=(0.5, 0.035))

@@ -14,19 +14,19 @@ import matplotlib
 from matplotlib.ticker import PercentFormatter
 
 BLUE, RED, GREEN, AMBER, MUTED, INK = "#2563eb", "#dc2626", "#059669", "#d97706", "#9ca3af", "#111827"
-PURPLE, TEAL = "#7c3aed", "#0f766e"
+PURPLE, TEAL, NAVY = "#7c3aed", "#0f766e", "#172554"
 PINK, OLIVE, CYAN = "#db2777", "#65a30d", "#0891b2"  # the samplers
 NOTE, SOFT = "#4b5563", "#6b7280"  # explanatory text under a figure; a marker's label
 
 # Keyed by the names in structbench.bench.strategies.STRATEGIES.
-STRATEGY_COLORS = {"none": MUTED, "naive": RED, "tabled": BLUE, "retry": GREEN,
+STRATEGY_COLORS = {"none": MUTED, "naive": RED, "tabled": BLUE, "lazy": NAVY, "retry": GREEN,
                    "smc": PINK, "awrs": OLIVE, "asap": CYAN,
                    "xgrammar": TEAL, "llguidance": AMBER, "outlines_core": PURPLE}
 STRATEGY_LABELS = {"none": "none (unconstrained)", "naive": "naive mask", "tabled": "tabled mask", "retry": "retry",
                    "smc": "SMC (masked proposal)", "awrs": "SMC with AWRS", "asap": "ASAp (grammar-aligned)"}
-STRATEGY_MARKERS = {"none": "o", "naive": "x", "tabled": "s", "retry": "^", "smc": "*", "awrs": "h", "asap": "<",
-                    "xgrammar": "D", "llguidance": "v", "outlines_core": "P"}
-MARKER_NAMES = {"o": "○", "x": "×", "s": "□", "^": "△", "D": "◇", "v": "▽", "P": "+",
+STRATEGY_MARKERS = {"none": "o", "naive": "x", "tabled": "s", "lazy": "p", "retry": "^", "smc": "*", "awrs": "h",
+                    "asap": "<", "xgrammar": "D", "llguidance": "v", "outlines_core": "P"}
+MARKER_NAMES = {"o": "○", "x": "×", "s": "□", "p": "⬠", "^": "△", "D": "◇", "v": "▽", "P": "+",
                 "*": "☆", "h": "⬡", "<": "◁"}  # a marker, in words
 
 # Keyed by the names in structbench.bench.referees.CATEGORIES.

@@ -1,0 +1,129 @@
+"""The fresh-schema yardstick's table (issue 12), from stored rows of the fresh experiment only.
+
+Per strategy: p50 / p90 / p99 / max of compile (every schema that compiled), TTFM (compile + first mask),
+TBM (every cold mask after the first, pooled over the walks, as MaskBench pools them), fresh answer (compile +
+every cold mask of the walk) and warm mask per step (the same walks again), each with its ratio to
+llguidance's p50 and p99 (the issue's targets are such ratios); and the count of schemas per outcome. Two
+scopes: the schemas every strategy walked, the same instance (same walks), and everything each strategy ran.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from structbench.bench.strategies import STRATEGIES
+from structbench.report.summary import OUTCOMES as COMPILE_OUTCOMES
+
+# A fresh row's outcome: the compile's (summary.OUTCOMES), then the walk's.
+OUTCOMES = COMPILE_OUTCOMES + ("no_instance", "walk_refused", "walk_timeout")
+COMPILED = ("ok", "no_instance", "walk_refused", "walk_timeout")  # the compile went through
+REFERENCE = "llguidance"  # the ratios' denominator
+PERCENTILES = (50, 90, 99)
+# (column, unit, what it is): the order of the table and of the figure's panels.
+METRICS = (("compile", "ms", "compile"),
+           ("ttfm", "ms", "TTFM: compile + first mask"),
+           ("tbm", "µs", "TBM: each cold mask after the first"),
+           ("fresh", "ms", "fresh answer: compile + every cold mask"),
+           ("warm", "µs", "warm mask per step (the same walk again)"))
+
+
+def strategies_of(df: pd.DataFrame) -> list[str]:
+    """The strategies present, ours and the engines in the package's order, then any others."""
+    present = set(df["strategy"].dropna())
+    return [s for s in STRATEGIES if s in present] + sorted(present - set(STRATEGIES))
+
+
+def _steps(lists) -> np.ndarray:
+    arrays = [np.asarray(v, dtype=float) for v in lists if v is not None and len(v)]
+    return np.concatenate(arrays) if arrays else np.array([])
+
+
+def metric_values(rows: pd.DataFrame) -> dict[str, np.ndarray]:
+    """One strategy's rows -> each metric's values: one per schema (compile, TTFM, fresh answer) or one per mask
+    (TBM, warm)."""
+    compiled = rows[rows["outcome"].isin(COMPILED)]
+    ok = rows[rows["outcome"] == "ok"]
+    compile_ms = ok["compile_ms"].to_numpy(dtype=float)
+    cold = list(ok["mask_us"])
+    return {
+        "compile": compiled["compile_ms"].to_numpy(dtype=float),
+        "ttfm": compile_ms + np.array([m[0] for m in cold], dtype=float) / 1000.0,
+        "tbm": _steps(m[1:] for m in cold),
+        "fresh": compile_ms + np.array([float(np.sum(m)) for m in cold], dtype=float) / 1000.0,
+        "warm": _steps(ok["warm_mask_us"]),
+    }
+
+
+def percentiles(values: np.ndarray) -> dict:
+    """n, p50, p90, p99 and max (NaN when there are none)."""
+    if not len(values):
+        return {"n": 0, **{f"p{q}": math.nan for q in PERCENTILES}, "max": math.nan}
+    return {"n": len(values), **{f"p{q}": float(np.percentile(values, q)) for q in PERCENTILES},
+            "max": float(np.max(values))}
+
+
+def same_walks(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the schema files every strategy in df walked, and walked the same instance (same text)."""
+    strategies = set(df["strategy"].dropna())
+    ok = df[df["outcome"] == "ok"]
+    per_file = ok.groupby("schema_file").agg(strategies=("strategy", "nunique"), texts=("text", "nunique"))
+    files = per_file[(per_file["strategies"] == len(strategies)) & (per_file["texts"] == 1)].index
+    return df[df["schema_file"].isin(files)]
+
+
+def fresh_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per strategy and metric: n, p50, p90, p99, max, and the p50 and p99 as ratios to llguidance's (NaN without
+    llguidance rows)."""
+    values = {s: metric_values(df[df["strategy"] == s]) for s in strategies_of(df)}
+    stats = {s: {m: percentiles(v[m]) for m, _, _ in METRICS} for s, v in values.items()}
+    out = []
+    for strategy, by_metric in stats.items():
+        for metric, unit, _ in METRICS:
+            row = {"strategy": strategy, "metric": metric, "unit": unit, **by_metric[metric]}
+            for q in ("p50", "p99"):
+                ref = stats.get(REFERENCE, {}).get(metric, {}).get(q, math.nan)
+                row[f"{q}_vs_{REFERENCE}"] = row[q] / ref if ref and math.isfinite(ref) else math.nan
+            out.append(row)
+    return pd.DataFrame(out)
+
+
+def outcome_counts(df: pd.DataFrame) -> pd.DataFrame:
+    """Per strategy: schema files run, then how many ended in each outcome (every failure kind, never dropped)."""
+    out = []
+    for strategy in strategies_of(df):
+        g = df[df["strategy"] == strategy].drop_duplicates("schema_file")
+        counts = g["outcome"].value_counts()
+        out.append({"strategy": strategy, "schemas": len(g), **{o: int(counts.get(o, 0)) for o in OUTCOMES}})
+    return pd.DataFrame(out)
+
+
+def markdown(table: pd.DataFrame) -> str:
+    def cell(v) -> str:
+        if isinstance(v, float):
+            return "—" if math.isnan(v) else f"{v:,.3g}" if abs(v) < 100 else f"{v:,.0f}"
+        return f"{v:,}" if isinstance(v, (int, np.integer)) else str(v)
+
+    lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in table.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def format_fresh(df: pd.DataFrame) -> str:
+    """The outcome counts and the two percentile tables, as markdown."""
+    same = same_walks(df)
+    files = df.groupby("strategy")["schema_file"].nunique()
+    parts = [f"### schemas per outcome ({df['schema_file'].nunique():,} schema files)", "",
+             markdown(outcome_counts(df)), ""]
+    fewer = [f"{s} ran {n:,}" for s, n in files.items() if n < files.max()]
+    if fewer:  # a strategy run on a smaller sample narrows the same walks to it
+        parts += [f"Of {files.max():,} files, {', '.join(fewer)}: the same walks are among those (leave a strategy "
+                  f"out with --strategies).", ""]
+    for title, rows in ((f"the schemas every strategy walked, the same instance ({same['schema_file'].nunique():,} "
+                         f"schemas)", same), ("everything each strategy walked", df)):
+        parts += [f"### {title}", "", markdown(fresh_table(rows)), ""]
+    parts.append("compile, TTFM, fresh answer: one value per schema; TBM, warm: one per mask. Ratios: the strategy's "
+                 f"percentile over {REFERENCE}'s, same metric, same scope.")
+    return "\n".join(parts)

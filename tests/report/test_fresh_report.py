@@ -1,0 +1,125 @@
+"""The fresh yardstick's table and figure, from hand-made stored rows: each metric's population and
+percentiles checked against numpy, the ratios to llguidance, the same-walks scope, every outcome counted; the
+figure drawn from the store; and the speed sweep's fresh answer (compile + walk 0's masks)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from structbench.bench.store import ROW_SCHEMA, part_path, read_results, write_part
+from structbench.errors import MissingRows
+from structbench.report.figures import make_figures
+from structbench.report.figures.fresh import fig_fresh
+from structbench.report.fresh import format_fresh, fresh_table, outcome_counts, same_walks
+from structbench.report.summary import fresh_answer_summary
+
+
+def row(strategy, schema_file, outcome="ok", compile_ms=None, mask_us=None, warm=None, text="{}", **values):
+    base = {name: None for name in ROW_SCHEMA.names}
+    base.update(experiment="fresh", kind="fresh", trial_id=f"t-{strategy}", strategy=strategy, vocab="toy",
+                vocab_size=83, schema_file=schema_file, subset=schema_file.split("---")[0], outcome=outcome,
+                outcome_detail="", compile_ms=compile_ms, mask_us=mask_us, warm_mask_us=warm,
+                text=text if outcome == "ok" else None, created_at="2026-01-01T00:00:00+00:00", **values)
+    return base
+
+
+def hand_made(rng) -> list[dict]:
+    """Two strategies over five files: three both walked, one only llguidance walked (lazy: unsupported), one
+    walked by both on different instances; plus a lazy no_instance (compiled) and an llguidance error."""
+    rows = []
+    for k in range(5):
+        for strategy, scale in (("lazy", 100.0), ("llguidance", 1.0)):
+            masks = list(rng.uniform(1, 50, int(rng.integers(2, 9))) * scale)
+            outcome = "unsupported" if (k == 3 and strategy == "lazy") else "ok"
+            rows.append(row(strategy, f"A---{k}.json", outcome, float(rng.uniform(0.5, 30)),
+                            masks if outcome == "ok" else None, list(rng.uniform(0.1, 9, len(masks))) if
+                            outcome == "ok" else None, text=f"{{{k}}}" if k != 4 else f"{{{k}{strategy}}}"))
+    rows.append(row("lazy", "B---nothing.json", "no_instance", 7.0))
+    rows.append(row("llguidance", "B---nothing.json", "error", 0.1))
+    return rows
+
+
+@pytest.fixture
+def df():
+    return pd.DataFrame(hand_made(np.random.default_rng(3)))
+
+
+def test_each_metric_is_numpys_percentiles_over_its_population(df):
+    table = fresh_table(df).set_index(["strategy", "metric"])
+    for strategy in ("lazy", "llguidance"):
+        own = df[df["strategy"] == strategy]
+        ok = own[own["outcome"] == "ok"]
+        populations = {
+            "compile": own[own["outcome"].isin(["ok", "no_instance"])]["compile_ms"].to_numpy(),
+            "ttfm": np.array([c + m[0] / 1000 for c, m in zip(ok["compile_ms"], ok["mask_us"])]),
+            "tbm": np.concatenate([m[1:] for m in ok["mask_us"]]),
+            "fresh": np.array([c + sum(m) / 1000 for c, m in zip(ok["compile_ms"], ok["mask_us"])]),
+            "warm": np.concatenate(list(ok["warm_mask_us"])),
+        }
+        for metric, values in populations.items():
+            got = table.loc[(strategy, metric)]
+            assert got["n"] == len(values), (strategy, metric)
+            for q in (50, 90, 99):
+                assert got[f"p{q}"] == pytest.approx(np.percentile(values, q)), (strategy, metric, q)
+            assert got["max"] == pytest.approx(values.max())
+    for metric in ("compile", "ttfm", "tbm", "fresh", "warm"):
+        for q in ("p50", "p99"):
+            ratio = table.loc[("lazy", metric)][q] / table.loc[("llguidance", metric)][q]
+            assert table.loc[("lazy", metric)][f"{q}_vs_llguidance"] == pytest.approx(ratio)
+            assert table.loc[("llguidance", metric)][f"{q}_vs_llguidance"] == pytest.approx(1.0)
+
+
+def test_same_walks_keeps_the_files_every_strategy_walked_on_the_same_instance(df):
+    same = same_walks(df)
+    assert sorted(same["schema_file"].unique()) == ["A---0.json", "A---1.json", "A---2.json"]
+    assert (same["outcome"] == "ok").all() and len(same) == 6
+    assert "(3 schemas)" in format_fresh(df)
+
+
+def test_every_outcome_is_counted_never_dropped(df):
+    counts = outcome_counts(df).set_index("strategy")
+    assert counts.loc["lazy", "schemas"] == 6 and counts.loc["lazy", "ok"] == 4
+    assert counts.loc["lazy", "unsupported"] == 1 and counts.loc["lazy", "no_instance"] == 1
+    assert counts.loc["llguidance", "ok"] == 5 and counts.loc["llguidance", "error"] == 1
+    assert counts.drop(columns="schemas").sum(axis=1).tolist() == counts["schemas"].tolist()
+
+
+def test_without_llguidance_the_ratios_are_missing_not_made_up(df):
+    table = fresh_table(df[df["strategy"] == "lazy"])
+    assert table["p50_vs_llguidance"].map(math.isnan).all()
+
+
+def test_the_figure_draws_four_log_cdf_panels_from_stored_rows(tmp_path):
+    rows = hand_made(np.random.default_rng(3))
+    for k, strategy in enumerate(("lazy", "llguidance")):
+        path = part_path(tmp_path, "fresh", f"{k:016x}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_part([r for r in rows if r["strategy"] == strategy], path)
+    fig = fig_fresh(read_results(tmp_path, "fresh"))
+    assert len(fig.axes) == 4
+    for ax in fig.axes:
+        assert ax.get_xscale() == "log" and len(ax.lines) == 2 + 1  # a CDF per strategy and the median's line
+        xs, ys = ax.lines[0].get_data()
+        assert ys[-1] == pytest.approx(1.0) and np.all(np.diff(xs) >= 0)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert [t.split(":")[0] for t in titles] == ["compile", "TTFM", "TBM", "fresh answer"]
+    assert make_figures(tmp_path, tmp_path / "figures", ["fresh"], log=lambda _: None)["made"] == ["fresh"]
+    assert (tmp_path / "figures" / "fresh.png").stat().st_size > 0
+    with pytest.raises(MissingRows):
+        fig_fresh(read_results(tmp_path, "fresh").iloc[0:0])
+
+
+def test_the_speed_sweeps_fresh_answer_is_compile_plus_walk_zeros_masks():
+    rows = pd.DataFrame([
+        {"task": "age", "strategy": "tabled", "sample": 0, "compile_ms": 10.0, "mask_us": [1000.0, 500.0],
+         "vocab_size": 83},
+        {"task": "age", "strategy": "tabled", "sample": 1, "compile_ms": 10.0, "mask_us": [1.0, 1.0], "vocab_size": 83},
+        {"task": "age", "strategy": "llguidance", "sample": 0, "compile_ms": 2.0, "mask_us": [20.0] * 4,
+         "vocab_size": 83},
+    ])
+    got = fresh_answer_summary(rows).set_index("strategy")
+    assert got.loc["tabled", "fresh_answer_ms"] == pytest.approx(11.5)
+    assert got.loc["tabled", "cold_walk_masks_ms"] == pytest.approx(1.5)
+    assert got.loc["llguidance", "fresh_answer_ms"] == pytest.approx(2.08)
