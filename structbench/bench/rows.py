@@ -40,7 +40,7 @@ _FLOATS, _INTS = pa.list_(pa.float64()), pa.list_(pa.int64())
 COLUMNS: tuple[Column, ...] = (
     # --- the trial (every row) ---
     Column("experiment", _STR, "the results folder's name (each sweep names its own; `adhoc` for one trial)"),
-    Column("kind", _STR, "experiment kind: validity, speed, lesson, coverage or distortion"),
+    Column("kind", _STR, "experiment kind: validity, speed, lesson, coverage, fresh, distortion or realdistortion"),
     Column("trial_id", _STR, "hash of the trial's settings: the part file is `part-<trial_id>.parquet`"),
     Column("seed", _INT, "the trial's seed"),
     Column("sample", _INT, "answer (validity), walk (speed) or test instance (coverage) number within the trial"),
