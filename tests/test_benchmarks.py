@@ -111,6 +111,34 @@ def test_cold_walks(benchmark, vocab, strategy):
                                 texts=[r["text"] for r in rows])
 
 
+@pytest.mark.parametrize("properties", [100, 1000])
+def test_wide_object_first_masks(benchmark, vocab, properties):
+    """A fresh object schema with 100 or 1,000 properties: compile plus the masks of its answer's first three
+    tokens under lazy (issue 12's target: under 100 ms on Llama 3). Correctness first: the answer walks through."""
+    import json
+
+    from structbench.bench.tasks import Task
+
+    schema = {"type": "object", "additionalProperties": False,
+              "properties": {f"field_{i}": {"type": "string"} for i in range(properties)}}
+    answer = json.dumps({f"field_{i}": "x" for i in range(0, properties, properties // 5)}, separators=(", ", ": "))
+    task, ids = Task("wide", "schema", schema, answer), vocab.encode(answer) + [vocab.eos_id]
+    prepare_vocabulary("lazy", vocab)
+
+    def fresh():
+        constraint = compile_constraint(task, vocab, "lazy", "any")
+        state = constraint.start()
+        for tid in ids[:3]:
+            constraint.mask_bits(state)
+            state = constraint.advance(state, tid)
+        return constraint
+
+    assert walk(fresh(), ids, vocab.eos_id) is not None
+    benchmark.group = "fresh-wide-object"
+    benchmark.extra_info.update(strategy="lazy", properties=properties)
+    benchmark.pedantic(fresh, rounds=3, iterations=1)
+
+
 def test_mask_bits_layout(vocab):
     """Our bitmask is the engines' layout: token i at bit i % 32 of word i // 32."""
     from structbench.masking import pack_bits, unpack_bits
