@@ -161,7 +161,7 @@ class SchemaChecker(ObjectKeys):
         if top.kind != OBJECT or top.phase != KEY:
             return None
         node = self.nodes[top.node]
-        if top.ks or node.distinct_keys or not self._others_allowed(top):
+        if top.ks or self._distinct(top) or not self._others_allowed(top):
             return None
         special = ""
         if node.tracks_keys and top.text != OTHER:

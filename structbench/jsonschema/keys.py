@@ -160,6 +160,14 @@ class ObjectKeys:
                        for name in self._available_from(frame, text))
         return any(self._is_available(frame, name) for name in self._names_continuing(frame.node, text, cands))
 
+    def _distinct(self, frame: Frame) -> bool:
+        """Must this object's keys be remembered whole? While minProperties still counts them (a repeated key
+        counts once for the referee, so a repeat is refused). Once enough keys are in and no maxProperties
+        counts on, a repeat changes nothing the referee sees, and a key no property name continues is forgotten
+        like any other (else every key text would be a state of its own)."""
+        node = self.nodes[frame.node]
+        return node.distinct_keys and (frame.count < node.min_props or node.max_props is not None)
+
     def _key_open(self, top: Frame) -> Frame:
         """The frame after a key's opening quote."""
         ks = tuple(d.start for d in self._key_dfas(self.nodes[top.node]))
@@ -168,7 +176,7 @@ class ObjectKeys:
     def _key_step(self, rest: Stack, top: Frame, ch: str) -> Stack | None:
         """One character inside a key's quotes."""
         node = self.nodes[top.node]
-        tracked = (node.tracks_keys and top.text != OTHER) or node.distinct_keys or bool(top.ks) \
+        tracked = (node.tracks_keys and top.text != OTHER) or self._distinct(top) or bool(top.ks) \
             or not self._others_allowed(top)
         if not tracked or top.esc.startswith("="):
             got = string_step(top.esc, 0, ch, None)
@@ -188,7 +196,7 @@ class ObjectKeys:
             cands = escape_candidates(got.esc)
             if not self._key_live(top, top.text, top.ks, cands):
                 return None
-            if not top.ks and not node.distinct_keys and self._others_allowed(top) and top.text != OTHER and \
+            if not top.ks and not self._distinct(top) and self._others_allowed(top) and top.text != OTHER and \
                     not self._property_continues(top.node, top.text, cands):
                 # No property name continues this way (a forbidden or used one included, which must still be
                 # told apart): the key is some other key, its text no longer matters.
@@ -202,14 +210,15 @@ class ObjectKeys:
     def _key_char(self, top: Frame, c: str):
         """A decoded key character: the key frame after it, or None."""
         node = self.nodes[top.node]
-        if top.text == OTHER or not node.tracks_keys and not node.distinct_keys:
+        distinct = self._distinct(top)
+        if top.text == OTHER or not node.tracks_keys and not distinct:
             text = top.text
         else:
             text = top.text + c
-            if not node.distinct_keys and next(self._names_from(top.node, text), None) is None:
+            if not distinct and next(self._names_from(top.node, text), None) is None:
                 text = OTHER
         ks = tuple(None if s is None else d.step(s, c) for d, s in zip(self._key_dfas(node), top.ks))
-        if not node.tracks_keys and not node.distinct_keys and not ks and self._others_allowed(top):
+        if not node.tracks_keys and not distinct and not ks and self._others_allowed(top):
             return top._replace(text=text)  # free keys: nothing to remember
         if not self._key_live(top, text, ks, ANY_CHAR) and not self._key_live(top, text, ks, None):
             return None
@@ -238,7 +247,7 @@ class ObjectKeys:
         if child is None or not self.nodes[child].kinds:
             return None
         seen = top.seen
-        if node.distinct_keys:
+        if self._distinct(top):
             if text in seen:
                 return None
             seen = seen | {text}
