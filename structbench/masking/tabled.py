@@ -322,6 +322,7 @@ class LazyDense:
         self._plain_default_of = getattr(machine, "plain_default", None)
         self._hints: dict[int, list] = {}  # per state: may_read, plain_default, the plain step once taken
         self._class_masks: dict[str, np.ndarray] = {}
+        self._class_lists: dict[str, list[int]] = {}
         self.start = self.id_of(machine.start())
 
     # --- states, one at a time ---
@@ -427,8 +428,12 @@ class LazyDense:
             before = steps_taken(self.machine)
             row = self._trans[i].copy()
             may, plain, _ = self._hints_of(i)
-            if may is not None:  # what the state cannot read at all, refused in one go
-                row[(row == self.UNEXPANDED) & ~self._classes_of(may)] = -1
+            if may is not None:  # only what the state could read is stepped; the rest refused in one go
+                for k in self._class_indexes(may):
+                    if row[k] == self.UNEXPANDED:
+                        nxt = self._step_class(i, k)
+                        row[k] = -1 if nxt is None else self.id_of(nxt)
+                row[row == self.UNEXPANDED] = -1
             if plain is not None:  # the plain characters that all step alike: one step for them all
                 alike = (row == self.UNEXPANDED) & self._plain_classes() & ~self._classes_of(plain[1])
                 if alike.any():
@@ -452,6 +457,14 @@ class LazyDense:
             hints = self._hints[i] = [self._may_read_of(state) if self._may_read_of else None,
                                       self._plain_default_of(state) if self._plain_default_of else None, _ASK]
         return hints
+
+    def _class_indexes(self, chars: str) -> list[int]:
+        """The classes of these characters (memoised: hints repeat). Every character a hint names is a class of
+        its own (see _step_class), so its class is the one it represents."""
+        found = self._class_lists.get(chars)
+        if found is None:
+            found = self._class_lists[chars] = sorted({bisect.bisect_right(self._bounds, ord(ch)) - 1 for ch in chars})
+        return found
 
     def _classes_of(self, chars: str) -> np.ndarray:
         """Over the classes: those whose representative is one of `chars` (memoised: hints repeat)."""
