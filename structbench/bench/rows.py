@@ -46,7 +46,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("sample", _INT, "answer (validity), walk (speed) or test instance (coverage) number within the trial"),
     Column("task", _STR, "task name (a schema file's name for task=file and coverage)"),
     Column("schema_depth", _INT, "nesting depth of the task's schema (0 for a pattern)"),
-    Column("strategy", _STR, "masking strategy: none, naive, tabled, retry, an engine's name, or your own"),
+    Column("strategy", _STR, "masking strategy: none, naive, tabled, lazy, retry, a sampler (smc, awrs, asap), an engine's "
+                               "name, or your own"),
     Column("model", _STR, "toy or smollm2"),
     Column("noise", _FLOAT, "toy model: standard deviation of the noise on every logit (null for a real model)"),
     Column("skill", _FLOAT, "toy model: logit bonus for the token that continues the reference answer"),
