@@ -232,9 +232,21 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
     run, exits, plain; rows(dfa_states), exits_for(dfa_states)) computes the rest."""
     trie = index.trie
     covered, pend_nodes, pend_states, pend_kinds = index.walk_buffers()
-    took_any = False
     lo, hi = np.array([0], dtype=np.int64), np.array([trie.size], dtype=np.int64)
     states, modes = np.array([start], dtype=np.int64), np.array([mode], dtype=np.int64)
+    try:
+        return _rounds(index, tables, fill, strings, allowed, covered, pend_nodes, pend_states, pend_kinds, lo, hi,
+                       states, modes)
+    except BaseException:
+        covered[:] = False  # shared by the next walk: a walk stopped midway (a budget) must leave it clean
+        raise
+
+
+def _rounds(index, tables, fill, strings, allowed, covered, pend_nodes, pend_states, pend_kinds, lo, hi, states,
+            modes) -> int:
+    """walk's rounds: the compiled walk, then what it set aside computed in Python, until nothing is pending."""
+    trie = index.trie
+    took_any = False
     total = 0
     while True:
         trans, loops, known = tables()

@@ -182,3 +182,29 @@ def test_lazy_strategy_walks_like_tabled(vocab):
         if tid != vocab.eos_id:
             a, b = lazy.advance(a, tid), tabled.advance(b, tid)
     assert lazy.can_end(a) and tabled.can_end(b)
+
+
+def test_a_walk_stopped_midway_leaves_the_next_one_right(vocab):
+    """The walk's scratch arrays are shared per vocabulary: a walk stopped by an error after it took subtrees whole
+    (a budget, in a round's Python part) must not leak them into the next mask."""
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    checker = SchemaChecker({"type": "object", "properties": {"note": {"type": "string"}}}, "any", "lesson")
+    bounds = machine_boundaries(checker.special_chars())
+    dense, plain = TrieDense(checker, bounds, vocab), LazyDense(checker, bounds, vocab)
+    inside = dense.id_of(checker.feed(checker.start(), '{"note": "'))
+    real_fill, calls = dense._fill, []
+
+    def failing_fill(cur, cls):
+        calls.append(len(cur))
+        raise RuntimeError("a budget ran out")
+
+    dense._fill = failing_fill
+    with pytest.raises(RuntimeError):
+        dense.mask(inside)  # inside a free string: subtrees are taken whole before the first pending round
+    assert calls
+    dense._fill = real_fill
+    after_open = checker.feed(checker.start(), "{")
+    got, _ = dense.mask(dense.id_of(after_open))
+    expected, _ = plain.mask(plain.id_of(after_open))
+    assert np.array_equal(got, expected)
