@@ -151,7 +151,8 @@ class TrieDense(LazyDense):
         stack = self.states[i]
         # Exits are machine states: keyed by what lies below the string and by the string's own frame but its DFA
         # state (a DFA may be shared by several schema nodes: patterns and lengths are cached per process).
-        strings.at((stack[:-1], stack[-1]._replace(at=0)), lambda d: self.id_of(self.machine.with_string_state(stack, d)))
+        strings.at((stack[:-1], stack[-1]._replace(at=0)),
+                   lambda d: self.id_of(self.machine.with_string_state(stack, d)))
         return strings, at, trie_walk.STRING
 
     def _fill(self, cur: np.ndarray, cls: np.ndarray) -> None:
