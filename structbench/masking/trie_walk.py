@@ -79,65 +79,50 @@ def _walk(trans, loops, loops_known, lex, lex_run, lex_exit, plain, node_classes
                     pend_kinds[n_pend] = NEED_ROW
                     n_pend += 1
                     continue
-                if nxt == -1:
-                    continue
-                if nxt != EXIT:
-                    if token_at[node] >= 0:
-                        allowed[token_at[node]] = True
-                    if subtree[node] == 1:
+                if nxt == EXIT:  # the quote or the backslash: the machine reads it, from this DFA state's state
+                    state = lex_exit[state]
+                    if state == UNKNOWN:
+                        pend_nodes[n_pend] = node
+                        pend_states[n_pend] = st_state[top]
+                        pend_kinds[n_pend] = NEED_EXIT
+                        n_pend += 1
                         continue
-                    if lex_run[nxt] >= height[node]:
-                        inside = True
-                        for w in range(n_words):
-                            if below[node, w] & ~plain[w]:
-                                inside = False
-                                break
-                        if inside:  # every path below is plain characters the DFA takes: every token below is read
-                            covered[node + 1:node + subtree[node]] = True
-                            took = True
-                            continue
-                    top += 1
-                    st_pos[top] = node + 1
-                    st_end[top] = node + subtree[node]
-                    st_state[top] = nxt
-                    st_mode[top] = STRING
-                    continue
-                # The quote or the backslash: the machine reads it, from the state of this DFA state.
-                state = lex_exit[state]
-                if state == UNKNOWN:
+                    mode = MACHINE
+            if mode == MACHINE:
+                nxt = trans[state, c]
+                if nxt == UNKNOWN:
                     pend_nodes[n_pend] = node
-                    pend_states[n_pend] = st_state[top]
-                    pend_kinds[n_pend] = NEED_EXIT
+                    pend_states[n_pend] = state
+                    pend_kinds[n_pend] = NEED_CELL
                     n_pend += 1
                     continue
-            nxt = trans[state, c]
-            if nxt == UNKNOWN:
-                pend_nodes[n_pend] = node
-                pend_states[n_pend] = state
-                pend_kinds[n_pend] = NEED_CELL
-                n_pend += 1
-                continue
             if nxt < 0:
                 continue
+            # The node is read: its token is allowed, and its subtree is taken whole or walked.
             if token_at[node] >= 0:
                 allowed[token_at[node]] = True
             if subtree[node] == 1:
                 continue
-            if loops_known[nxt]:
-                inside = True
+            # Whole: in string mode, every class below is plain and the DFA takes that many plain characters in a
+            # row; in machine mode, the state loops on every class below.
+            if mode == STRING:
+                whole, bits = lex_run[nxt] >= height[node], plain
+            else:
+                whole, bits = loops_known[nxt], loops[nxt]
+            if whole:
                 for w in range(n_words):
-                    if below[node, w] & ~loops[nxt, w]:
-                        inside = False
+                    if below[node, w] & ~bits[w]:
+                        whole = False
                         break
-                if inside:  # every character below loops: every token below is read
-                    covered[node + 1:node + subtree[node]] = True
-                    took = True
-                    continue
+            if whole:
+                covered[node + 1:node + subtree[node]] = True
+                took = True
+                continue
             top += 1
             st_pos[top] = node + 1
             st_end[top] = node + subtree[node]
             st_state[top] = nxt
-            st_mode[top] = MACHINE
+            st_mode[top] = mode
     return n_pend, steps, took
 
 
