@@ -16,7 +16,14 @@ import numpy as np
 from structbench.lm.vocab import Vocabulary
 from structbench.masking import trie_walk
 from structbench.masking.protocol import Machine, PatternMachine
-from structbench.masking.tabled import LazyDense, TabledConstraint, machine_boundaries, pattern_boundaries, vocab_codes
+from structbench.masking.tabled import (
+    LazyDense,
+    TabledConstraint,
+    machine_boundaries,
+    pattern_boundaries,
+    steps_taken,
+    vocab_codes,
+)
 
 _BUSY = 64  # pending nodes on one state in one round that make its whole row worth computing
 _QUOTE, _BACKSLASH = 0x22, 0x5C
@@ -24,33 +31,42 @@ _QUOTE, _BACKSLASH = 0x22, 0x5C
 
 class StringContent:
     """One string DFA over one class partition, as string mode reads it: `lex[d, c]` the DFA state after a plain
-    character of class c (-1 dead; EXIT for the quote and the backslash, -1 for control characters), rows
-    computed on first need; `run[d]` how many plain characters in a row the DFA surely takes from d (-1 not
-    known yet); `exits` the machine state of each DFA state for the string being walked (see :meth:`at`)."""
+    character of class c (-1 dead, and for control characters; CLOSE for the quote where d accepts, else -1;
+    EXIT for the backslash), rows computed on first need; `run[d]` how many plain characters in a row the DFA
+    surely takes from d (-1 not known yet); for the string being walked (see :meth:`at`), `exits` the machine
+    state of each DFA state and `closes` the machine state after its closing quote (-1: refused)."""
 
     def __init__(self, dfa, boundaries: np.ndarray, cap: int):
         self.dfa, self.cap = dfa, cap  # run lengths are followed up to the deepest token: no walk needs more
         codes = boundaries.astype(np.int64)
         self._codes = codes
         self._plain = (codes >= 0x20) & (codes != _QUOTE) & (codes != _BACKSLASH)
-        self._exit = (codes == _QUOTE) | (codes == _BACKSLASH)
+        self._quote, self._backslash = codes == _QUOTE, codes == _BACKSLASH
+        self._accepting = np.zeros(dfa.n_states, dtype=bool)
+        self._accepting[list(dfa.accepting)] = True
         self.plain = trie_walk.class_bits(np.flatnonzero(self._plain), (len(codes) + 63) // 64)
         self.lex = np.full((dfa.n_states, len(codes)), trie_walk.UNKNOWN, dtype=np.int32)
         self.run = np.full(dfa.n_states, -1, dtype=np.int64)
         self._exit_maps: dict = {}
-        self.exits = None
-        self._resolve = None
+        self.exits = self.closes = None
+        self._resolve = self._close = None
 
-    def at(self, rest_key, resolve) -> None:
-        """Walk the string below this stack: `resolve(d)` is the machine state of DFA state d there."""
+    def at(self, rest_key, resolve, close) -> None:
+        """Walk the string below this stack: `resolve(d)` is the machine state of DFA state d there, `close(d)`
+        the machine state after its closing quote (-1: none)."""
         maps = self._exit_maps.get(rest_key)
         if maps is None:
-            maps = self._exit_maps[rest_key] = np.full(self.dfa.n_states, trie_walk.UNKNOWN, dtype=np.int64)
-        self.exits, self._resolve = maps, resolve
+            maps = self._exit_maps[rest_key] = np.full((2, self.dfa.n_states), trie_walk.UNKNOWN, dtype=np.int64)
+        self.exits, self.closes = maps
+        self._resolve, self._close = resolve, close
 
     def exits_for(self, ds: np.ndarray) -> None:
         for d in ds.tolist():
             self.exits[d] = self._resolve(d)
+
+    def closes_for(self, ds: np.ndarray) -> None:
+        for d in ds.tolist():
+            self.closes[d] = self._close(d)
 
     def rows(self, ds: np.ndarray) -> None:
         for d in ds.tolist():
@@ -71,7 +87,8 @@ class StringContent:
             inside[inside] = self._codes[inside] <= his[k[inside]]
             row[inside] = targets[k[inside]]
         row[~self._plain] = -1
-        row[self._exit] = trie_walk.EXIT
+        row[self._quote] = trie_walk.CLOSE if self._accepting[d] else -1
+        row[self._backslash] = trie_walk.EXIT
         self.lex[d] = row
 
     def _run(self, d: int) -> None:
@@ -104,12 +121,16 @@ class TrieDense(LazyDense):
     content at once), and which reads a checked string's plain characters by its DFA (:class:`StringContent`).
     Without numba its masks are LazyDense's vectorised token walk: the same masks."""
 
+    EXPAND_HINTED = False  # only the cells a walk meets: tokens deep into a state read few of its characters
+
     def __init__(self, machine: Machine, boundaries: np.ndarray, vocab: Vocabulary):
         self._n_words = (len(boundaries) + 63) // 64
         self._loops = np.zeros((64, self._n_words), dtype=np.uint64)
         self._loops_known = np.zeros(64, dtype=bool)
         self._strings: dict[int, StringContent] = {}
         self._no_strings = trie_walk.NoStringMode(self._n_words)
+        self._string_content_of = getattr(machine, "string_content", None)
+        self._content: dict[int, tuple | None] = {}  # per state: (its string's tables, DFA state), or None
         self.compiled = trie_walk.compiled()
         super().__init__(machine, boundaries, vocab)
 
@@ -131,33 +152,59 @@ class TrieDense(LazyDense):
         if not len(vc.token_ids):
             return allowed, 0
         index = self._token_index(vc)
-        strings, start, mode = self._string_mode(i, index.trie.depth)
+        strings, start, mode = self._string_mode(i)
         if strings is self._no_strings:
             self._expand([i])  # the whole row: the first level needs nearly every class, and the loops come with it
         steps = trie_walk.walk(index, start, mode, lambda: (self._trans, self._loops, self._loops_known), self._fill,
                                strings, allowed)
         return allowed, steps
 
-    def _string_mode(self, i: int, depth: int):
+    def _content_at(self, i: int) -> tuple | None:
+        """(the string's tables, its DFA state) where state i is inside a checked string with no escape open (the
+        machine's `string_content`), else None; asked once per state."""
+        if i in self._content:
+            return self._content[i]
+        found = self._string_content_of(self.states[i]) if self._string_content_of is not None else None
+        if found is not None:
+            dfa, at = found
+            strings = self._strings.get(id(dfa))
+            if strings is None:
+                depth = self._token_index(vocab_codes(self.vocab)).trie.depth
+                strings = self._strings[id(dfa)] = StringContent(dfa, self.boundaries, depth)
+            found = (strings, at)
+        self._content[i] = found
+        return found
+
+    def _string_mode(self, i: int):
         """Where state i is inside a checked string: that string's tables, the DFA state, string mode."""
-        content = getattr(self.machine, "string_content", None)
-        found = content(self.states[i]) if content is not None else None
+        found = self._content_at(i)
         if found is None:
             return self._no_strings, i, trie_walk.MACHINE
-        dfa, at = found
-        strings = self._strings.get(id(dfa))
-        if strings is None:
-            strings = self._strings[id(dfa)] = StringContent(dfa, self.boundaries, depth)
+        strings, at = found
         stack = self.states[i]
-        # Exits are machine states: keyed by what lies below the string and by the string's own frame but its DFA
-        # state (a DFA may be shared by several schema nodes: patterns and lengths are cached per process).
-        strings.at((stack[:-1], stack[-1]._replace(at=0)),
-                   lambda d: self.id_of(self.machine.with_string_state(stack, d)))
+        # Exits are machine states: keyed by the stack with its DFA state at 0 (what lies below the string and the
+        # string's own frame: a DFA may be shared by several schema nodes, patterns and lengths being cached).
+        strings.at(self.machine.with_string_state(stack, 0),
+                   lambda d: self.id_of(self.machine.with_string_state(stack, d)),
+                   lambda d: self._after_quote(stack, d))
         return strings, at, trie_walk.STRING
 
+    def _after_quote(self, stack, d: int) -> int:
+        """The machine state after the closing quote of the string `stack` is in, its DFA at d (-1: refused).
+        The string's own state at d is not numbered: the walk never stands on it."""
+        before = steps_taken(self.machine)
+        nxt = self.machine.step(self.machine.with_string_state(stack, d), '"')
+        if self.fuel is not None:
+            self.fuel.spend(steps_taken(self.machine) - before or 1)
+        return -1 if nxt is None else self.id_of(nxt)
+
     def _fill(self, cur: np.ndarray, cls: np.ndarray) -> None:
-        super()._fill(cur, cls)
         states, counts = np.unique(cur, return_counts=True)
+        # A state inside a checked string: its whole row from the DFA's (no machine step a plain character).
+        strings = [i for i in states[~self._expanded[states]].tolist() if self._content_at(i) is not None]
+        if strings:
+            self._expand(strings)
+        super()._fill(cur, cls)
         # A state many nodes wait on is worth its whole row: once its loops are known, the walk takes the
         # subtrees it loops on whole (a key no property name continues, a string's content).
         busy = states[(counts >= _BUSY) & ~self._expanded[states]]
@@ -166,8 +213,39 @@ class TrieDense(LazyDense):
         self._note_loops(states)
 
     def _expand(self, ids) -> None:
-        super()._expand(ids)
+        others = []
+        for i in ids:
+            i = int(i)
+            content = None if self._expanded[i] else self._content_at(i)
+            if content is None:
+                others.append(i)
+            else:
+                self._expand_string(i, *content)
+        super()._expand(others)
         self._note_loops(np.asarray(ids, dtype=np.int64))
+
+    def _expand_string(self, i: int, strings: StringContent, at: int) -> None:
+        """State i's row where it is inside a checked string at DFA state `at`: a plain character moves the DFA
+        alone (the machine's `with_string_state` of the DFA's next state, one machine state a DFA state, not a
+        step a class); control characters are refused, and the quote where the DFA does not accept; the quote
+        and the backslash otherwise are the machine's steps."""
+        before = steps_taken(self.machine)
+        strings.rows(np.array([at]))
+        lex = strings.lex[at]
+        stack = self.states[i]
+        targets = np.unique(lex[lex >= 0])
+        ids = np.array([self.id_of(self.machine.with_string_state(stack, int(d))) for d in targets.tolist()],
+                       dtype=np.int32)
+        row = np.full(len(lex), -1, dtype=np.int32)
+        plain = lex >= 0
+        row[plain] = ids[np.searchsorted(targets, lex[plain])]
+        for c in np.flatnonzero((lex == trie_walk.EXIT) | (lex == trie_walk.CLOSE)).tolist():
+            nxt = self._step_class(i, c)
+            row[c] = -1 if nxt is None else self.id_of(nxt)
+        if self.fuel is not None:  # as LazyDense._expand: after the row, which is all or nothing
+            self.fuel.spend(steps_taken(self.machine) - before + len(targets) or 1)
+        self._trans[i] = row  # id_of may have grown the table: index it anew
+        self._expanded[i] = True
 
     def _note_loops(self, ids: np.ndarray) -> None:
         """The loop bits of the states among `ids` whose rows have just become complete."""

@@ -306,6 +306,7 @@ class LazyDense:
     """
 
     UNEXPANDED = UNKNOWN
+    EXPAND_HINTED = True  # a state with a may_read hint gets its whole row at its first cell (the rows are short)
 
     def __init__(self, machine: Machine, boundaries: np.ndarray, vocab: Vocabulary):
         self.machine, self.boundaries, self.vocab = machine, boundaries, vocab
@@ -408,9 +409,10 @@ class LazyDense:
         n = len(self.reps)
         keys = np.unique(cur.astype(np.int64) * n + cls)
         before = steps_taken(self.machine)
-        hinted = [i for i in np.unique(keys // n).tolist() if not self._expanded[i] and self._hints_of(i)[0] is not None]
-        if hinted:
-            self._expand(hinted)
+        if self.EXPAND_HINTED:
+            hinted = [i for i in np.unique(keys // n).tolist() if not self._expanded[i] and self._hints_of(i)[0] is not None]
+            if hinted:
+                self._expand(hinted)
         for key in keys.tolist():
             i, c = divmod(key, n)
             if self._trans[i, c] != self.UNEXPANDED:

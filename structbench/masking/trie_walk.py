@@ -9,8 +9,10 @@ one table lookup a node, as llguidance's toktrie does. It reads in one of two mo
 * **string content** (mode 1): inside a string whose content a DFA checks, the state is that DFA's state and
   the lookup `lex[state, class]`: plain characters (neither the quote, the backslash nor a control
   character) move the DFA alone, so no machine state is made for them (llguidance's lexer/parser split:
-  the lexeme's automaton runs compiled, the parser is asked only where the lexeme ends). The quote and the
-  backslash (`EXIT`) hand the walk back to the machine, at the machine state `lex_exit[state]`.
+  the lexeme's automaton runs compiled, the parser is asked only where the lexeme ends). The closing quote
+  (`CLOSE`) is read there too: the walk goes on in machine mode from `lex_close[state]`, the machine state
+  after the string, so no machine state is made for the string's inside. The backslash (`EXIT`) hands the walk
+  back to the machine, at the machine state `lex_exit[state]`, which reads the escape.
 
 Two shortcuts: a refused node drops its subtree (every token through it); and a subtree whose characters the
 state reads without fail is taken whole without looking at it: in machine mode where the state loops on every
@@ -19,9 +21,9 @@ plain and the DFA takes any plain character for at least as many steps as the su
 a maxLength counter, or a loop).
 
 Tables are filled lazily by Python, so the walk cannot finish alone: a node whose lookup is not known yet is
-set aside ("pending", with what is missing: a machine cell, a DFA row, a machine state for a DFA state); the
-caller computes those and resumes the walk from the pending nodes until none is left. Each round reads only
-new ground.
+set aside ("pending", with what is missing: a machine cell, a DFA row, a machine state for a DFA state, or the
+machine state after its closing quote); the caller computes those and resumes the walk from the pending nodes
+until none is left. Each round reads only new ground.
 
 Compiled with numba (a dependency; it installs from wheels). Without numba, masks take the vectorised token
 walk (structbench.masking.tabled.LazyDense.mask), which the tests check gives the same masks.
@@ -35,13 +37,14 @@ from functools import cache
 import numpy as np
 
 UNKNOWN = -2  # a lookup not computed yet (the tables' filler); -1 is a dead end
-EXIT = -3     # string mode: the character leaves the DFA's hands (the quote, the backslash)
+EXIT = -3     # string mode: the character leaves the DFA's hands and the machine reads it (the backslash)
+CLOSE = -4    # string mode: the closing quote, read: the walk goes on from the machine state after it
 MACHINE, STRING = 0, 1  # the walk's modes
 # What a pending node waits for.
-NEED_CELL, NEED_ROW, NEED_EXIT = 0, 1, 2
+NEED_CELL, NEED_ROW, NEED_EXIT, NEED_CLOSE = 0, 1, 2, 3
 
 
-def _walk(trans, loops, loops_known, lex, lex_run, lex_exit, plain, node_classes, below, height, subtree,
+def _walk(trans, loops, loops_known, lex, lex_run, lex_exit, lex_close, plain, node_classes, below, height, subtree,
           lo, hi, states, modes, token_at, allowed, covered, pend_nodes, pend_states, pend_kinds, stack_size):
     """Read the sibling ranges lo[r]:hi[r] from states[r] in modes[r], and their subtrees. Marks in `allowed` the
     token ending at each node read (token_at[node], -1 for none), and in `covered` the nodes of subtrees taken
@@ -79,7 +82,16 @@ def _walk(trans, loops, loops_known, lex, lex_run, lex_exit, plain, node_classes
                     pend_kinds[n_pend] = NEED_ROW
                     n_pend += 1
                     continue
-                if nxt == EXIT:  # the quote or the backslash: the machine reads it, from this DFA state's state
+                if nxt == CLOSE:  # the closing quote, read: on from the machine state after it
+                    nxt = lex_close[state]
+                    if nxt == UNKNOWN:
+                        pend_nodes[n_pend] = node
+                        pend_states[n_pend] = state
+                        pend_kinds[n_pend] = NEED_CLOSE
+                        n_pend += 1
+                        continue
+                    mode = MACHINE
+                elif nxt == EXIT:  # the backslash: the machine reads it, from this DFA state's state
                     state = lex_exit[state]
                     if state == UNKNOWN:
                         pend_nodes[n_pend] = node
@@ -88,14 +100,15 @@ def _walk(trans, loops, loops_known, lex, lex_run, lex_exit, plain, node_classes
                         n_pend += 1
                         continue
                     mode = MACHINE
-            if mode == MACHINE:
+                    nxt = trans[state, c]
+            else:
                 nxt = trans[state, c]
-                if nxt == UNKNOWN:
-                    pend_nodes[n_pend] = node
-                    pend_states[n_pend] = state
-                    pend_kinds[n_pend] = NEED_CELL
-                    n_pend += 1
-                    continue
+            if nxt == UNKNOWN:  # a machine cell not computed yet
+                pend_nodes[n_pend] = node
+                pend_states[n_pend] = state
+                pend_kinds[n_pend] = NEED_CELL
+                n_pend += 1
+                continue
             if nxt < 0:
                 continue
             # The node is read: its token is allowed, and its subtree is taken whole or walked.
@@ -191,6 +204,7 @@ class NoStringMode:
     lex = np.full((1, 1), -1, dtype=np.int32)
     run = np.full(1, -1, dtype=np.int64)
     exits = np.full(1, UNKNOWN, dtype=np.int64)
+    closes = np.full(1, UNKNOWN, dtype=np.int64)
 
     def __init__(self, n_words: int):
         self.plain = np.zeros(n_words, dtype=np.uint64)
@@ -202,7 +216,7 @@ def warm_up() -> None:
     one = np.zeros(1, dtype=np.int64)
     none = NoStringMode(1)
     walk_kernel(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), none.lex, none.run,
-                none.exits, none.plain, np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one.copy(), np.ones(1, np.int64),
+                none.exits, none.closes, none.plain, np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one.copy(), np.ones(1, np.int64),
                 one, one + 1, one, one.copy(), np.full(1, -1, np.int64), np.zeros(1, bool), np.zeros(1, bool),
                 one.copy(), one.copy(), one.copy(), 3)
     below_kernel(np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), 1)
@@ -236,7 +250,7 @@ def _rounds(index, tables, fill, strings, allowed, covered, pend_nodes, pend_sta
     while True:
         trans, loops, known = tables()
         n_pend, steps, took = _kernels()[0](trans, loops, known, strings.lex, strings.run, strings.exits,
-                                            strings.plain, index.node_classes, index.below, index.height, trie.subtree,
+                                            strings.closes, strings.plain, index.node_classes, index.below, index.height, trie.subtree,
                                             lo, hi, states, modes, trie.token_at, allowed, covered, pend_nodes,
                                             pend_states, pend_kinds, trie.depth + 2)
         total += steps
@@ -258,5 +272,7 @@ def _rounds(index, tables, fill, strings, allowed, covered, pend_nodes, pend_sta
             strings.rows(np.unique(states[kinds == NEED_ROW]))
         if (kinds == NEED_EXIT).any():
             strings.exits_for(np.unique(states[kinds == NEED_EXIT]))
+        if (kinds == NEED_CLOSE).any():
+            strings.closes_for(np.unique(states[kinds == NEED_CLOSE]))
         modes = np.where(cell, MACHINE, STRING).astype(np.int64)
         total -= n_pend  # looked at again next round: count each node once
