@@ -136,6 +136,26 @@ def test_string_mode_reads_a_counted_string(vocab, max_length):
         assert steps < size / 10, f"{steps} lookups for {size} nodes: the string mode did not skip"
 
 
+@pytest.mark.parametrize("name", ["strict object, maxLength", "pattern and format", "pattern keys, non-ASCII"])
+def test_checked_string_rows_are_the_checkers_steps(vocab, name):
+    """A row inside a checked string comes from its DFA (one machine state per next DFA state, the quote only where
+    the DFA accepts): on every class it is what the checker's own step gives."""
+    schema, value = SCHEMAS[name]
+    checker = SchemaChecker(schema, "any", "lesson")
+    dense = TrieDense(checker, machine_boundaries(checker.special_chars()), vocab)
+    plain = LazyDense(SchemaChecker(schema, "any", "lesson"), dense.boundaries, vocab)
+    inside = [i for i in reached_states(checker, plain, vocab, value, np.random.default_rng(2))
+              if checker.string_content(plain.states[i]) is not None]
+    assert inside, "the instance meets no checked string"
+    for i in inside:
+        j = dense.id_of(plain.states[i])
+        dense._expand([j])
+        for c, rep in enumerate(dense.reps):
+            want = checker.step(plain.states[i], rep)
+            got = int(dense._trans[j, c])
+            assert (got == -1) if want is None else dense.states[got] == want, (plain.states[i][-1], repr(rep))
+
+
 CORPUS = ROOT.parent / "shared" / "data" / "maskbench"
 
 
