@@ -98,6 +98,7 @@ class SchemaChecker(ObjectKeys):
         self._ordered = key_order == "schema"
         self.steps_taken = 0  # every step, the alternatives of a union included: what work budgets draw on
         self._key_indexes: dict = {}  # node id -> its property names sorted, and their children (ObjectKeys)
+        self._key_tries: dict = {}  # key context (its frame, text "") -> the DFA of its plain characters (ObjectKeys)
         if self._ordered:
             for node in self.nodes:
                 if node.properties and "object" in node.kinds and not node.alts and (not node.strict or node.patterns):
@@ -171,19 +172,29 @@ class SchemaChecker(ObjectKeys):
         return None if rep is None else (rep, special)
 
     def string_content(self, stack: Stack):
-        """(dfa, state) when the stack's top is a string whose content a DFA checks and no escape is open: then a
-        plain character (neither the quote, the backslash nor a control character) moves that DFA alone and
-        nothing else (`_step_string`); the lazy strategy walks such characters compiled. None otherwise."""
+        """(dfa, state) when the stack's top is a string whose content a DFA checks, or a key whose text is all its
+        state (`key_trie`), and no escape is open: then a plain character (neither the quote, the backslash nor a
+        control character) moves that DFA alone and nothing else; the lazy strategy walks such characters
+        compiled. None otherwise."""
         top = stack[-1]
-        if top.kind != STRING or top.esc:
+        if top.esc:
             return None
-        dfa = self.nodes[top.node].string_dfa
-        return None if dfa is None else (dfa, top.at)
+        if top.kind == STRING:
+            dfa = self.nodes[top.node].string_dfa
+            return None if dfa is None else (dfa, top.at)
+        if top.kind == OBJECT and top.phase == KEY:
+            trie = self.key_trie(top)
+            at = None if trie is None else trie.state_of.get(top.text)
+            return None if at is None else (trie, at)
+        return None
 
     def with_string_state(self, stack: Stack, at: int) -> Stack:
         """The stack `string_content` describes, its DFA moved to `at` by plain characters: what `step` returns."""
         top = stack[-1]
-        return stack if top.at == at else stack[:-1] + (top._replace(at=at),)
+        if top.kind == STRING:
+            return stack if top.at == at else stack[:-1] + (top._replace(at=at),)
+        text = self.key_trie(top).texts[at]
+        return stack if top.text == text else stack[:-1] + (top._replace(text=text),)
 
     def special_chars(self) -> set[str]:
         """The non-ASCII characters the checker treats individually: those in property names, and the

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 
 from structbench.jsonschema.frames import COLON, KEY, Frame, Stack
+from structbench.jsonschema.key_trie import KeyTrie
 from structbench.jsonschema.strings import (
     ANY_CHAR,
     END,
@@ -167,6 +168,23 @@ class ObjectKeys:
         like any other (else every key text would be a state of its own)."""
         node = self.nodes[frame.node]
         return node.distinct_keys and (frame.count < node.min_props or node.max_props is not None)
+
+    def key_trie(self, top: Frame):
+        """The DFA of a key's plain characters in this key context (structbench.jsonschema.key_trie), or None
+        where the key's text is not all its state: pattern or propertyNames DFAs, distinct keys, or an object
+        that tracks no names (its keys loop on one state already). Built once per context."""
+        node = self.nodes[top.node]
+        if not node.tracks_keys or self._key_dfas(node) or self._distinct(top):
+            return None
+        context = top._replace(text="")
+        found = self._key_tries.get(context)
+        if found is None:
+            others = self._others_allowed(top)
+            all_names = self._key_index(top.node)[0]
+            available = self._available(top)
+            found = self._key_tries[context] = KeyTrie(all_names if others else sorted(set(available)), available,
+                                                       OTHER if others else None, self._key_index(top.node)[1])
+        return found
 
     def _key_open(self, top: Frame) -> Frame:
         """The frame after a key's opening quote."""

@@ -24,6 +24,7 @@ from structbench.masking.tabled import (
     steps_taken,
     vocab_codes,
 )
+from structbench.regular.charsets import MAX_CODE_POINT
 
 _BUSY = 64  # pending nodes on one state in one round that make its whole row worth computing
 _QUOTE, _BACKSLASH = 0x22, 0x5C
@@ -32,9 +33,13 @@ _QUOTE, _BACKSLASH = 0x22, 0x5C
 class StringContent:
     """One string DFA over one class partition, as string mode reads it: `lex[d, c]` the DFA state after a plain
     character of class c (-1 dead, and for control characters; CLOSE for the quote where d accepts, else -1;
-    EXIT for the backslash), rows computed on first need; `run[d]` how many plain characters in a row the DFA
-    surely takes from d (-1 not known yet); for the string being walked (see :meth:`at`), `exits` the machine
-    state of each DFA state and `closes` the machine state after its closing quote (-1: refused)."""
+    EXIT for the backslash); `run[d]` how many plain characters in a row the DFA surely takes from d (-1 not
+    known yet); for the string being walked (see :meth:`at`), `exits` the machine state of each DFA state and
+    `closes` the machine state after its closing quote (-1: refused).
+
+    The table is built whole at once where it is small (every DFA state's row in one vectorised pass, kept on the
+    DFA for every schema that shares it: the walk then never stops for a row), else a row on first need. A key's
+    DFA (structbench.jsonschema.key_trie.KeyTrie) builds its own table."""
 
     def __init__(self, dfa, boundaries: np.ndarray, cap: int):
         self.dfa, self.cap = dfa, cap  # run lengths are followed up to the deepest token: no walk needs more
@@ -42,14 +47,18 @@ class StringContent:
         self._codes = codes
         self._plain = (codes >= 0x20) & (codes != _QUOTE) & (codes != _BACKSLASH)
         self._quote, self._backslash = codes == _QUOTE, codes == _BACKSLASH
-        self._accepting = np.zeros(dfa.n_states, dtype=bool)
-        self._accepting[list(dfa.accepting)] = True
         self.plain = trie_walk.class_bits(np.flatnonzero(self._plain), (len(codes) + 63) // 64)
-        self.lex = np.full((dfa.n_states, len(codes)), trie_walk.UNKNOWN, dtype=np.int32)
-        self.run = np.full(dfa.n_states, -1, dtype=np.int64)
         self._exit_maps: dict = {}
         self.exits = self.closes = None
         self._resolve = self._close = None
+        whole = _whole_tables(dfa, codes, self._plain, cap)
+        if whole is not None:
+            self.lex, self.run = whole
+            return
+        self._accepting = np.zeros(dfa.n_states, dtype=bool)
+        self._accepting[list(dfa.accepting)] = True
+        self.lex = np.full((dfa.n_states, len(codes)), trie_walk.UNKNOWN, dtype=np.int32)
+        self.run = np.full(dfa.n_states, -1, dtype=np.int64)
 
     def at(self, rest_key, resolve, close) -> None:
         """Walk the string below this stack: `resolve(d)` is the machine state of DFA state d there, `close(d)`
@@ -113,6 +122,76 @@ class StringContent:
         for state in reversed(chain):
             tail = min(tail + 1, 1 << 40)
             self.run[state] = tail
+
+
+
+_WHOLE_CELLS = 1 << 18  # a DFA's table up to this many cells is built whole at once (1 MiB)
+
+
+def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
+    """(lex, run) for every state of `dfa` at once, kept on it per class partition; None where its table would be
+    too big to build whole (then rows are built as the walk meets them)."""
+    key = (codes.tobytes(), cap)
+    kept = dfa.__dict__.setdefault("_string_mode_tables", {})
+    found = kept.get(key)
+    if found is not None:
+        return found
+    if hasattr(dfa, "lex_table"):
+        lex = dfa.lex_table(codes, trie_walk.CLOSE, trie_walk.EXIT)
+    elif dfa.n_states * len(codes) <= _WHOLE_CELLS:
+        lex = _dfa_lex_table(dfa, codes, plain)
+    else:
+        return None
+    found = kept[key] = (lex, _run_lengths(lex, plain, cap))
+    return found
+
+
+def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray) -> np.ndarray:
+    """StringContent's table for a DFA, every state at once: each (state, class) looked up among all the DFA's
+    moves in one sorted search (a class is one character for the DFA: its moves are cut at class boundaries)."""
+    n = dfa.n_states
+    moves = np.array([(s, lo, hi, t) for s, row in enumerate(dfa.moves) for lo, hi, t in row],
+                     dtype=np.int64).reshape(-1, 4)
+    lex = np.full((n, len(codes)), -1, dtype=np.int32)
+    if len(moves):
+        span = MAX_CODE_POINT + 2
+        states = np.arange(n, dtype=np.int64)[:, None]
+        k = np.searchsorted(moves[:, 0] * span + moves[:, 1], states * span + codes[None, :], side="right") - 1
+        kk = np.maximum(k, 0)
+        hit = (k >= 0) & (moves[kk, 0] == states) & (codes[None, :] <= moves[kk, 2])
+        lex[hit] = moves[kk, 3][hit]
+    lex[:, ~plain] = -1
+    accepting = np.zeros(n, dtype=bool)
+    accepting[list(dfa.accepting)] = True
+    lex[:, codes == _QUOTE] = np.where(accepting, trie_walk.CLOSE, -1)[:, None]
+    lex[:, codes == _BACKSLASH] = trie_walk.EXIT
+    return lex
+
+
+def _run_lengths(lex: np.ndarray, plain: np.ndarray, cap: int) -> np.ndarray:
+    """run[d] for every state at once: a state whose every plain class goes to one next state takes one more
+    than that state (a chain: a maxLength counter; a loop: for ever), counted by pointer jumping and capped
+    above `cap` (no subtree is deeper)."""
+    run = np.zeros(len(lex), dtype=np.int64)
+    rows = lex[:, plain]
+    if not rows.shape[1]:
+        return run
+    first = rows[:, 0]
+    chained = np.flatnonzero((first >= 0) & (rows == first[:, None]).all(axis=1))
+    if not len(chained):
+        return run
+    where = np.full(len(lex), -1, dtype=np.int64)
+    where[chained] = np.arange(len(chained))
+    jump = where[first[chained]]  # the next chained state's place, -1 where the chain ends
+    total = np.ones(len(chained), dtype=np.int64)
+    for _ in range(int(cap + 1).bit_length() + 1):
+        on = jump >= 0
+        if not on.any():
+            break
+        total = np.where(on, np.minimum(total + total[np.maximum(jump, 0)], cap + 1), total)
+        jump = np.where(on, jump[np.maximum(jump, 0)], jump)
+    run[chained] = np.where(jump >= 0, cap + 1, total)  # still jumping: a loop
+    return run
 
 
 class TrieDense(LazyDense):

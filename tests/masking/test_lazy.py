@@ -35,6 +35,10 @@ SCHEMAS = {
                                  "properties": {"café": {"type": "string", "maxLength": 40}},
                                  "additionalProperties": False},
                                 {"café": "naïve crème brûlée", "x-note": "q\"uote\\d \u00e9"}),
+    "keys: prefixes, escaped, counted": ({"type": "object", "maxProperties": 5, "additionalProperties": {"type": "integer"},
+                                         "properties": {"naïve": {"type": "integer"}, "name": {"type": "string"},
+                                                        "nam": {"type": "null"}, "a\"b": {"type": "boolean"}}},
+                                        {"nam": None, "a\"b": True, "naïve": 1, "zz": 3, "name": "x"}),
 }
 
 
@@ -136,17 +140,19 @@ def test_string_mode_reads_a_counted_string(vocab, max_length):
         assert steps < size / 10, f"{steps} lookups for {size} nodes: the string mode did not skip"
 
 
-@pytest.mark.parametrize("name", ["strict object, maxLength", "pattern and format", "pattern keys, non-ASCII"])
+@pytest.mark.parametrize("name", ["free object", "strict object, maxLength", "pattern and format",
+                                  "pattern keys, non-ASCII", "keys: prefixes, escaped, counted"])
 def test_checked_string_rows_are_the_checkers_steps(vocab, name):
-    """A row inside a checked string comes from its DFA (one machine state per next DFA state, the quote only where
-    the DFA accepts): on every class it is what the checker's own step gives."""
+    """A row inside a checked string or a key comes from its DFA (one machine state per next DFA state, the quote
+    only where the DFA accepts; a key's DFA is the prefix tree of the names it may become): on every class it is
+    what the checker's own step gives."""
     schema, value = SCHEMAS[name]
     checker = SchemaChecker(schema, "any", "lesson")
     dense = TrieDense(checker, machine_boundaries(checker.special_chars()), vocab)
     plain = LazyDense(SchemaChecker(schema, "any", "lesson"), dense.boundaries, vocab)
     inside = [i for i in reached_states(checker, plain, vocab, value, np.random.default_rng(2))
               if checker.string_content(plain.states[i]) is not None]
-    assert inside, "the instance meets no checked string"
+    assert inside, "the instance meets no checked string or key"
     for i in inside:
         j = dense.id_of(plain.states[i])
         dense._expand([j])
