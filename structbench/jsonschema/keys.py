@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 
 from structbench.jsonschema.frames import COLON, KEY, Frame, Stack
-from structbench.jsonschema.key_trie import KeyTrie
+from structbench.jsonschema.key_trie import KeyTrie, NameTree
 from structbench.jsonschema.strings import (
     ANY_CHAR,
     END,
@@ -180,10 +180,13 @@ class ObjectKeys:
         found = self._key_tries.get(context)
         if found is None:
             others = self._others_allowed(top)
-            all_names = self._key_index(top.node)[0]
             available = self._available(top)
-            found = self._key_tries[context] = KeyTrie(all_names if others else sorted(set(available)), available,
-                                                       OTHER if others else None, self._key_index(top.node)[1])
+            names = None if others else tuple(sorted(set(available)))  # free keys: every name, one tree
+            tree = self._name_trees.get((top.node, names))
+            if tree is None:
+                tree = self._name_trees[(top.node, names)] = NameTree(
+                    self._key_index(top.node)[0] if others else names, OTHER if others else None)
+            found = self._key_tries[context] = KeyTrie(tree, available, others, self._key_index(top.node)[1])
         return found
 
     def _key_open(self, top: Frame) -> Frame:

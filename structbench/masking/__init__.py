@@ -6,6 +6,7 @@
     tabled.py     masks tabled once per state by a vectorised walk of the vocabulary (LazyDense), with
                   XGrammar's context split for stacks without end; the lesson's mask table
     lazy.py       fresh schemas: nothing tabled ahead, each mask a compiled walk of the prefix tree
+    string_mode.py  the tables that walk reads checked strings and keys by (a DFA per string)
     token_index.py, trie_walk.py
                   the vocabulary's prefix tree and what is known below each node; the compiled walk
     bitmask.py    masks as the engines' int32 words

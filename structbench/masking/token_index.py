@@ -58,6 +58,8 @@ class TokenTrie:
         self.dup_ids, self.dup_of = np.array(dup_ids, dtype=np.int64), np.array(dup_of, dtype=np.int64)
         self.node_of_id = np.full(vc.size, -1, dtype=np.int64)  # by token id (-1: the end token, no text)
         self.node_of_id[vc.token_ids] = self.node_of
+        self.ends = np.flatnonzero(self.token_at >= 0).astype(np.int64)  # the nodes a token ends at, in preorder
+        self.end_ids = self.token_at[self.ends]
         self.size = len(prefixes)
         self.depth = max((len(p) for p in prefixes), default=0)  # the longest token's length
 

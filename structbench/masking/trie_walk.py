@@ -6,13 +6,17 @@ down the vocabulary's prefix tree (structbench.masking.token_index.TokenTrie, no
 one table lookup a node, as llguidance's toktrie does. It reads in one of two modes:
 
 * **machine** (mode 0): the state is a LazyDense state, the lookup `trans[state, class]`;
-* **string content** (mode 1): inside a string whose content a DFA checks, the state is that DFA's state and
-  the lookup `lex[state, class]`: plain characters (neither the quote, the backslash nor a control
-  character) move the DFA alone, so no machine state is made for them (llguidance's lexer/parser split:
-  the lexeme's automaton runs compiled, the parser is asked only where the lexeme ends). The closing quote
-  (`CLOSE`) is read there too: the walk goes on in machine mode from `lex_close[state]`, the machine state
-  after the string, so no machine state is made for the string's inside. The backslash (`EXIT`) hands the walk
-  back to the machine, at the machine state `lex_exit[state]`, which reads the escape.
+* **string content** (mode 1): inside a string whose content a DFA checks, or a key (its DFA the prefix tree of
+  property names), the state is a string-mode row (structbench.masking.string_mode.StringRows: one per DFA
+  state per string) and the lookup `lex[lex_row[row], class]`: plain characters (neither the quote, the
+  backslash nor a control character) move the DFA alone, to row `row_base[row]` + the DFA's next state, so no
+  machine state is made for them (llguidance's lexer/parser split: the lexeme's automaton runs compiled, the
+  parser is asked only where the lexeme ends). The closing quote (`CLOSE`) is read there too: the walk goes on
+  in machine mode from `lex_close[row]`, the machine state after the string. The backslash (`EXIT`) hands the
+  walk back to the machine, at the machine state `lex_exit[row]`, which reads the escape.
+
+A walk in machine mode that reaches a machine state inside such a string (`enter[state]`, its row; -1 for
+none) goes on in string mode there: a string's inside costs no machine state wherever a token enters it.
 
 Two shortcuts: a refused node drops its subtree (every token through it); and a subtree whose characters the
 state reads without fail is taken whole without looking at it: in machine mode where the state loops on every
@@ -44,14 +48,16 @@ MACHINE, STRING = 0, 1  # the walk's modes
 NEED_CELL, NEED_ROW, NEED_EXIT, NEED_CLOSE = 0, 1, 2, 3
 
 
-def _walk(trans, loops, loops_known, lex, lex_run, lex_exit, lex_close, plain, node_classes, below, height, subtree,
-          lo, hi, states, modes, token_at, allowed, covered, pend_nodes, pend_states, pend_kinds, stack_size):
+def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex_exit, lex_close, plain, node_classes,
+          below, height, subtree, lo, hi, states, modes, token_at, allowed, covered, pend_nodes, pend_states, pend_kinds,
+          stack_size):
     """Read the sibling ranges lo[r]:hi[r] from states[r] in modes[r], and their subtrees. Marks in `allowed` the
     token ending at each node read (token_at[node], -1 for none), and in `covered` the nodes of subtrees taken
     whole (their tokens are gathered after: one pass beats a random write per token); returns the pending nodes'
-    count (written to pend_*), the nodes looked at, and whether any subtree was taken whole."""
+    count (written to pend_*), the nodes looked at, and the span of the nodes covered (first, end; empty if none)."""
     n_pend = 0
-    took = False
+    cov_lo = subtree.shape[0]
+    cov_hi = 0
     steps = 0
     n_words = below.shape[1]
     st_pos = np.empty(stack_size, np.int64)
@@ -75,8 +81,10 @@ def _walk(trans, loops, loops_known, lex, lex_run, lex_exit, lex_close, plain, n
             c = node_classes[node]
             steps += 1
             if mode == STRING:
-                nxt = lex[state, c]
-                if nxt == UNKNOWN:
+                nxt = lex[lex_row[state], c]
+                if nxt >= 0:  # a plain character: the DFA's next state, as this string's row
+                    nxt += row_base[state]
+                elif nxt == UNKNOWN:
                     pend_nodes[n_pend] = node
                     pend_states[n_pend] = state
                     pend_kinds[n_pend] = NEED_ROW
@@ -111,6 +119,9 @@ def _walk(trans, loops, loops_known, lex, lex_run, lex_exit, lex_close, plain, n
                 continue
             if nxt < 0:
                 continue
+            if mode == MACHINE and enter[nxt] >= 0:  # into a checked string or key: on in string mode
+                nxt = enter[nxt]
+                mode = STRING
             # The node is read: its token is allowed, and its subtree is taken whole or walked.
             if token_at[node] >= 0:
                 allowed[token_at[node]] = True
@@ -119,7 +130,7 @@ def _walk(trans, loops, loops_known, lex, lex_run, lex_exit, lex_close, plain, n
             # Whole: in string mode, every class below is plain and the DFA takes that many plain characters in a
             # row; in machine mode, the state loops on every class below.
             if mode == STRING:
-                whole, bits = lex_run[nxt] >= height[node], plain
+                whole, bits = lex_run[lex_row[nxt]] >= height[node], plain
             else:
                 whole, bits = loops_known[nxt], loops[nxt]
             if whole:
@@ -129,23 +140,26 @@ def _walk(trans, loops, loops_known, lex, lex_run, lex_exit, lex_close, plain, n
                         break
             if whole:
                 covered[node + 1:node + subtree[node]] = True
-                took = True
+                cov_lo = min(cov_lo, node + 1)
+                cov_hi = max(cov_hi, node + subtree[node])
                 continue
             top += 1
             st_pos[top] = node + 1
             st_end[top] = node + subtree[node]
             st_state[top] = nxt
             st_mode[top] = mode
-    return n_pend, steps, took
+    return n_pend, steps, cov_lo, cov_hi
 
 
-def _gather_covered(covered, node_of_id, allowed):
-    """allowed[t] |= covered[node_of_id[t]] (-1: no text), and covered cleared for the next walk."""
-    for t in range(node_of_id.shape[0]):
-        n = node_of_id[t]
-        if n >= 0 and covered[n]:
-            allowed[t] = True
-    covered[:] = False
+def _gather_covered(covered, ends, end_ids, allowed, lo, hi):
+    """allowed[end_ids[k]] |= covered[ends[k]] for the token-ending nodes `ends` (in preorder) within lo:hi, the
+    span covered; and covered cleared there for the next walk. In preorder the reads are a stream and only the
+    covered tokens are written (a pass in token order reads `covered` at random: twice as slow when part of the
+    tree is covered)."""
+    for k in range(np.searchsorted(ends, lo), np.searchsorted(ends, hi)):
+        if covered[ends[k]]:
+            allowed[end_ids[k]] = True
+    covered[lo:hi] = False
 
 
 def _classes_below(parent, node_classes, n_words):
@@ -198,37 +212,26 @@ def class_bits(classes: np.ndarray, n_words: int) -> np.ndarray:
     return bits
 
 
-class NoStringMode:
-    """Stand-in tables for a walk that starts in machine mode (the kernel's arguments have fixed types)."""
-
-    lex = np.full((1, 1), -1, dtype=np.int32)
-    run = np.full(1, -1, dtype=np.int64)
-    exits = np.full(1, UNKNOWN, dtype=np.int64)
-    closes = np.full(1, UNKNOWN, dtype=np.int64)
-
-    def __init__(self, n_words: int):
-        self.plain = np.zeros(n_words, dtype=np.uint64)
-
-
 def warm_up() -> None:
     """Compile the walk now (or load it from numba's cache), with the argument types masks use."""
     walk_kernel, below_kernel, gather_kernel = _kernels()
     one = np.zeros(1, dtype=np.int64)
-    none = NoStringMode(1)
-    walk_kernel(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), none.lex, none.run,
-                none.exits, none.closes, none.plain, np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one.copy(), np.ones(1, np.int64),
-                one, one + 1, one, one.copy(), np.full(1, -1, np.int64), np.zeros(1, bool), np.zeros(1, bool),
-                one.copy(), one.copy(), one.copy(), 3)
+    unknown = np.full(1, UNKNOWN, dtype=np.int64)
+    walk_kernel(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), one - 1,
+                np.full((1, 1), -1, dtype=np.int32), one.copy(), one.copy(), one.copy(), unknown, unknown.copy(),
+                np.zeros(1, np.uint64), np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one.copy(),
+                np.ones(1, np.int64), one, one + 1, one, one.copy(), np.full(1, -1, np.int64), np.zeros(1, bool),
+                np.zeros(1, bool), one.copy(), one.copy(), one.copy(), 3)
     below_kernel(np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), 1)
-    gather_kernel(np.zeros(1, bool), np.zeros(1, np.int64), np.zeros(1, bool))
+    gather_kernel(np.zeros(1, bool), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, bool), 0, 1)
 
 
 def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray) -> int:
     """Mark in `allowed` (over the vocabulary) the tokens read from `start` in `mode`; returns the node lookups made.
 
-    tables() -> the current (transition table, loop bits, loop bits known) (they grow as states are met);
-    fill(states, classes) computes machine cells a round left pending; `strings` (string mode's tables: lex,
-    run, exits, plain; rows(dfa_states), exits_for(dfa_states)) computes the rest."""
+    tables() -> the current (transition table, loop bits, loop bits known, string-mode row of each state) (they
+    grow as states are met); fill(states, classes) computes machine cells a round left pending; `strings`
+    (string mode's tables, a StringRows: rows(rows), exits_for(rows), closes_for(rows)) computes the rest."""
     trie = index.trie
     covered, pend_nodes, pend_states, pend_kinds = index.walk_buffers()
     lo, hi = np.array([0], dtype=np.int64), np.array([trie.size], dtype=np.int64)
@@ -245,19 +248,20 @@ def _rounds(index, tables, fill, strings, allowed, covered, pend_nodes, pend_sta
             modes) -> int:
     """walk's rounds: the compiled walk, then what it set aside computed in Python, until nothing is pending."""
     trie = index.trie
-    took_any = False
+    cov_lo, cov_hi = trie.size, 0
     total = 0
     while True:
-        trans, loops, known = tables()
-        n_pend, steps, took = _kernels()[0](trans, loops, known, strings.lex, strings.run, strings.exits,
-                                            strings.closes, strings.plain, index.node_classes, index.below, index.height, trie.subtree,
-                                            lo, hi, states, modes, trie.token_at, allowed, covered, pend_nodes,
-                                            pend_states, pend_kinds, trie.depth + 2)
+        trans, loops, known, enter = tables()
+        n_pend, steps, lo_, hi_ = _kernels()[0](trans, loops, known, enter, strings.lex, strings.run, strings.lex_row,
+                                            strings.base, strings.exits, strings.closes, strings.plain,
+                                            index.node_classes, index.below, index.height, trie.subtree, lo, hi,
+                                            states, modes, trie.token_at, allowed, covered, pend_nodes, pend_states,
+                                            pend_kinds, trie.depth + 2)
         total += steps
-        took_any |= took
+        cov_lo, cov_hi = min(cov_lo, lo_), max(cov_hi, hi_)
         if not n_pend:
-            if took_any:
-                _kernels()[2](covered, trie.node_of_id, allowed)
+            if cov_lo < cov_hi:
+                _kernels()[2](covered, trie.ends, trie.end_ids, allowed, cov_lo, cov_hi)
             if len(trie.dup_ids):  # tokens spelled like another: allowed with it
                 allowed[trie.dup_ids] = allowed[trie.dup_of]
             return total

@@ -234,3 +234,47 @@ def test_a_walk_stopped_midway_leaves_the_next_one_right(vocab):
     got, _ = dense.mask(dense.id_of(after_open))
     expected, _ = plain.mask(plain.id_of(after_open))
     assert np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize("name", ["maxLength", "pattern", "format", "keys"])
+def test_whole_string_tables_are_the_rows_built_one_by_one(name):
+    """String mode's tables built whole at once (one vectorised pass; a key's from its name tree) are the rows
+    StringContent builds one DFA state at a time from the DFA's moves; run lengths included."""
+    from structbench.masking import string_mode
+    from structbench.regular.dfa import compile_pattern
+    from structbench.regular.formats import format_dfa
+
+    if name == "keys":
+        checker = SchemaChecker(SCHEMAS["keys: prefixes, escaped, counted"][0], "any", "lesson")
+        frame = checker.feed(checker.start(), '{"')[-1]
+        dfa = checker.key_trie(frame)
+        moves = []  # the key's DFA as moves: each class's representative, as the checker's own step reads it
+        bounds = machine_boundaries(checker.special_chars())
+        for text in dfa.texts:
+            row = []
+            for c, lo in enumerate(bounds.tolist()):
+                hi = (bounds[c + 1] - 1) if c + 1 < len(bounds) else 0x10FFFF
+                nxt = checker.step((checker.start()[0], frame._replace(text=text)), chr(lo)) if 0x20 <= lo else None
+                if nxt is not None and chr(lo) not in '"\\':
+                    row.append((lo, int(hi), dfa.state_of[nxt[-1].text]))
+            moves.append(row)
+        reference = type("Moves", (), {"moves": moves, "accepting": dfa.accepting, "n_states": dfa.n_states})()
+    else:
+        bounds = machine_boundaries()
+        dfa = reference = {"maxLength": compile_pattern(r"^[\s\S]{0,6}$"), "pattern": compile_pattern(r"^[A-Z]{2}-\d+$"),
+                           "format": format_dfa("date-time")}[name]
+    cap = 40
+    whole = string_mode.StringContent(dfa, bounds, cap)
+    saved = string_mode._WHOLE_CELLS
+    string_mode._WHOLE_CELLS = 0  # every row built on first need, from the moves
+    try:
+        by_row = string_mode.StringContent(reference, bounds, cap)
+    finally:
+        string_mode._WHOLE_CELLS = saved
+    by_row.rows(np.arange(dfa.n_states))
+    assert np.array_equal(whole.lex, by_row.lex)
+    assert np.array_equal(np.minimum(whole.run, cap + 1), np.minimum(by_row.run, cap + 1))
+    if name == "maxLength":  # a counter: six characters of anything from the start, then none
+        assert whole.run.max() == 6
+    if name == "keys":  # a key no name continues reads anything
+        assert (whole.run > cap).any()

@@ -1,0 +1,267 @@
+"""String mode's tables: every string a lazy mask's walk reads by a DFA, in the arrays the compiled walk indexes.
+
+Inside a checked string (maxLength, pattern, format, enum) or a key whose text is all its state, plain
+characters (neither the quote, the backslash nor a control character) move a DFA alone: the string's DFA, or the
+key's prefix tree of property names (structbench.jsonschema.key_trie). The walk reads them by the DFA's table
+(:class:`StringContent`, one per DFA), so no machine state is made per character.
+
+A *string* is one such DFA at one place in the machine: the machine stack around its content, which says where
+its backslash and closing quote lead. Each string gets one *row* per DFA state (:class:`StringRows`), and a
+walk's state in string mode is a row: every string met is registered as its first machine state is numbered,
+so a walk enters string mode wherever it meets one, not only where it starts.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+
+from structbench.masking import trie_walk
+from structbench.regular.charsets import MAX_CODE_POINT
+
+_QUOTE, _BACKSLASH = 0x22, 0x5C
+
+
+class StringContent:
+    """One string DFA over one class partition, as string mode reads it: `lex[d, c]` the DFA state after a plain
+    character of class c (-1 dead, and for control characters; CLOSE for the quote where d accepts, else -1;
+    EXIT for the backslash); `run[d]` how many plain characters in a row the DFA surely takes from d (-1 not
+    known yet).
+
+    The table is built whole at once where it is small (every DFA state's row in one vectorised pass, kept on the
+    DFA for every schema that shares it: the walk then never stops for a row), else a row on first need. A key's
+    DFA (structbench.jsonschema.key_trie.KeyTrie) builds its own table."""
+
+    def __init__(self, dfa, boundaries: np.ndarray, cap: int):
+        self.dfa, self.cap = dfa, cap  # run lengths are followed up to the deepest token: no walk needs more
+        codes = boundaries.astype(np.int64)
+        self._codes = codes
+        self._plain = (codes >= 0x20) & (codes != _QUOTE) & (codes != _BACKSLASH)
+        self._quote, self._backslash = codes == _QUOTE, codes == _BACKSLASH
+        self.plain = trie_walk.class_bits(np.flatnonzero(self._plain), (len(codes) + 63) // 64)
+        whole = _whole_tables(dfa, codes, self._plain, cap)
+        if whole is not None:
+            self.lex, self.run = whole
+            return
+        self._accepting = np.zeros(dfa.n_states, dtype=bool)
+        self._accepting[list(dfa.accepting)] = True
+        self.lex = np.full((dfa.n_states, len(codes)), trie_walk.UNKNOWN, dtype=np.int32)
+        self.run = np.full(dfa.n_states, -1, dtype=np.int64)
+
+    def rows(self, ds: np.ndarray) -> None:
+        for d in ds.tolist():
+            self._row(d)
+            self._run(d)
+
+    def _row(self, d: int) -> None:
+        if self.lex[d, 0] != trie_walk.UNKNOWN:
+            return
+        moves = self.dfa.moves[d]
+        row = np.full(len(self._codes), -1, dtype=np.int32)
+        if moves:
+            los = np.array([m[0] for m in moves], dtype=np.int64)
+            his = np.array([m[1] for m in moves], dtype=np.int64)
+            targets = np.array([m[2] for m in moves], dtype=np.int32)
+            k = np.searchsorted(los, self._codes, side="right") - 1  # a class is one character for the DFA
+            inside = k >= 0
+            inside[inside] = self._codes[inside] <= his[k[inside]]
+            row[inside] = targets[k[inside]]
+        row[~self._plain] = -1
+        row[self._quote] = trie_walk.CLOSE if self._accepting[d] else -1
+        row[self._backslash] = trie_walk.EXIT
+        self.lex[d] = row
+
+    def _run(self, d: int) -> None:
+        """run[d]: plain characters the DFA surely takes in a row from d: a chain of states each sending every
+        plain class to one next state (a maxLength counter), followed up to `cap`; a loop is unbounded."""
+        chain, seen = [], set()
+        e = d
+        while self.run[e] < 0 and e not in seen and len(chain) <= self.cap:
+            self._row(e)
+            nxt = np.unique(self.lex[e][self._plain])
+            chain.append(e)
+            seen.add(e)
+            if len(nxt) != 1 or nxt[0] < 0:
+                self.run[e] = 0
+                chain.pop()
+                break
+            e = int(nxt[0])
+        else:
+            if e in seen:  # back to a state of this chain: plain characters are taken for ever
+                self.run[e] = 1 << 40
+        tail = max(int(self.run[e]), 0)
+        for state in reversed(chain):
+            tail = min(tail + 1, 1 << 40)
+            self.run[state] = tail
+
+
+
+_WHOLE_CELLS = 1 << 18  # a DFA's table up to this many cells is built whole at once (1 MiB)
+
+
+def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
+    """(lex, run) for every state of `dfa` at once, kept on it per class partition; None where its table would be
+    too big to build whole (then rows are built as the walk meets them)."""
+    if hasattr(dfa, "string_tables"):  # a key's DFA: its own tables
+        return dfa.string_tables(codes, trie_walk.CLOSE, trie_walk.EXIT, cap)
+    key = (codes.tobytes(), cap)
+    kept = dfa.__dict__.setdefault("_string_mode_tables", {})
+    found = kept.get(key)
+    if found is not None:
+        return found
+    if dfa.n_states * len(codes) <= _WHOLE_CELLS:
+        lex = _dfa_lex_table(dfa, codes, plain)
+    else:
+        return None
+    found = kept[key] = (lex, _run_lengths(lex, plain, cap))
+    return found
+
+
+def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray) -> np.ndarray:
+    """StringContent's table for a DFA, every state at once: each (state, class) looked up among all the DFA's
+    moves in one sorted search (a class is one character for the DFA: its moves are cut at class boundaries)."""
+    n = dfa.n_states
+    moves = np.array([(s, lo, hi, t) for s, row in enumerate(dfa.moves) for lo, hi, t in row],
+                     dtype=np.int64).reshape(-1, 4)
+    lex = np.full((n, len(codes)), -1, dtype=np.int32)
+    if len(moves):
+        span = MAX_CODE_POINT + 2
+        states = np.arange(n, dtype=np.int64)[:, None]
+        k = np.searchsorted(moves[:, 0] * span + moves[:, 1], states * span + codes[None, :], side="right") - 1
+        kk = np.maximum(k, 0)
+        hit = (k >= 0) & (moves[kk, 0] == states) & (codes[None, :] <= moves[kk, 2])
+        lex[hit] = moves[kk, 3][hit]
+    lex[:, ~plain] = -1
+    accepting = np.zeros(n, dtype=bool)
+    accepting[list(dfa.accepting)] = True
+    lex[:, codes == _QUOTE] = np.where(accepting, trie_walk.CLOSE, -1)[:, None]
+    lex[:, codes == _BACKSLASH] = trie_walk.EXIT
+    return lex
+
+
+def _run_lengths(lex: np.ndarray, plain: np.ndarray, cap: int) -> np.ndarray:
+    """run[d] for every state at once: a state whose every plain class goes to one next state takes one more
+    than that state (a chain: a maxLength counter; a loop: for ever), counted by pointer jumping and capped
+    above `cap` (no subtree is deeper)."""
+    run = np.zeros(len(lex), dtype=np.int64)
+    rows = lex[:, plain]
+    if not rows.shape[1]:
+        return run
+    first = rows[:, 0]
+    chained = np.flatnonzero((first >= 0) & (rows == first[:, None]).all(axis=1))
+    if not len(chained):
+        return run
+    where = np.full(len(lex), -1, dtype=np.int64)
+    where[chained] = np.arange(len(chained))
+    jump = where[first[chained]]  # the next chained state's place, -1 where the chain ends
+    total = np.ones(len(chained), dtype=np.int64)
+    for _ in range(int(cap + 1).bit_length() + 1):
+        on = jump >= 0
+        if not on.any():
+            break
+        total = np.where(on, np.minimum(total + total[np.maximum(jump, 0)], cap + 1), total)
+        jump = np.where(on, jump[np.maximum(jump, 0)], jump)
+    run[chained] = np.where(jump >= 0, cap + 1, total)  # still jumping: a loop
+    return run
+
+
+class StringRows:
+    """Every string met under one constraint, as rows the compiled walk indexes. Per row r (a string's DFA state
+    d, r = base[r] + d): `lex_row[r]` d's row in `lex`, the stacked tables of every DFA met (a DFA's table
+    once, whoever shares it; its moves are DFA states, so row base[r] + lex[lex_row[r], c] is where a plain
+    character leads); `run` per row of `lex`; and, computed when a walk first needs them, `exits[r]` (the
+    machine state of d there, which reads a backslash) and `closes[r]` (the machine state after the closing
+    quote, -1: refused). Arrays grow by doubling: only rows in use are ever indexed.
+
+    resolve(stack, d), close(stack, d): the machine states for a string's DFA state d, its stack given at d=0."""
+
+    def __init__(self, boundaries: np.ndarray, depth, resolve, close):
+        self.boundaries, self._depth, self._resolve, self._close = boundaries, depth, resolve, close
+        codes = boundaries.astype(np.int64)
+        self.plain = trie_walk.class_bits(np.flatnonzero((codes >= 0x20) & (codes != _QUOTE) & (codes != _BACKSLASH)),
+                                          (len(codes) + 63) // 64)
+        self.lex = np.full((1, len(codes)), -1, dtype=np.int32)
+        self.run = np.zeros(1, dtype=np.int64)
+        self.lex_row = np.zeros(1, dtype=np.int64)
+        self.base = np.zeros(1, dtype=np.int64)
+        self.exits = np.full(1, trie_walk.UNKNOWN, dtype=np.int64)
+        self.closes = np.full(1, trie_walk.UNKNOWN, dtype=np.int64)
+        self._lex_used = self._rows_used = 0
+        self._dfas: dict[int, tuple[StringContent, int]] = {}  # id(dfa) -> its tables, their first row in lex
+        self._strings: dict = {}  # (id(dfa), stack at d=0) -> the string's first row
+        self._bases: list[int] = []  # per string, in row order: its first row, and (tables, first lex row, stack)
+        self._owners: list[tuple] = []
+
+    def content(self, dfa) -> StringContent:
+        """The DFA's tables (made, and stacked into `lex`, on first need)."""
+        return self._dfa(dfa)[0]
+
+    def row(self, dfa, stack, d: int) -> int:
+        """The row of DFA state d of the string `stack` is in (`stack` given at d=0), registered on first need."""
+        key = (id(dfa), stack)
+        base = self._strings.get(key)
+        if base is None:
+            content, first = self._dfa(dfa)
+            n = dfa.n_states
+            base = self._strings[key] = self._rows_used
+            self._rows_used += n
+            self._reserve_rows(self._rows_used)
+            self.lex_row[base:base + n] = first + np.arange(n)
+            self.base[base:base + n] = base
+            self._bases.append(base)
+            self._owners.append((content, first, stack))
+        return base + d
+
+    def rows(self, rows: np.ndarray) -> None:
+        """The lex rows of these rows' DFA states, where a DFA too big to build whole has not made them yet."""
+        for r in rows.tolist():
+            content, first, _ = self._owner(r)
+            d = r - int(self.base[r])
+            content.rows(np.array([d]))
+            n = content.dfa.n_states  # a row's run may have followed a chain through others: copy the DFA's all
+            self.lex[first:first + n] = content.lex
+            self.run[first:first + n] = content.run
+
+    def exits_for(self, rows: np.ndarray) -> None:
+        for r in rows.tolist():
+            _, _, stack = self._owner(r)
+            self.exits[r] = self._resolve(stack, r - int(self.base[r]))
+
+    def closes_for(self, rows: np.ndarray) -> None:
+        for r in rows.tolist():
+            _, _, stack = self._owner(r)
+            self.closes[r] = self._close(stack, r - int(self.base[r]))
+
+    def _owner(self, r: int) -> tuple:
+        return self._owners[bisect.bisect_right(self._bases, r) - 1]
+
+    def _dfa(self, dfa) -> tuple[StringContent, int]:
+        found = self._dfas.get(id(dfa))
+        if found is None:
+            content = StringContent(dfa, self.boundaries, self._depth())
+            first = self._lex_used
+            self._lex_used += dfa.n_states
+            if self._lex_used > len(self.lex):
+                size = max(self._lex_used, 2 * len(self.lex))
+                self.lex = _grown(self.lex, size, -1)
+                self.run = _grown(self.run, size, 0)
+            self.lex[first:self._lex_used] = content.lex
+            self.run[first:self._lex_used] = content.run
+            found = self._dfas[id(dfa)] = (content, first)  # content keeps dfa alive: its id stays its own
+        return found
+
+    def _reserve_rows(self, n: int) -> None:
+        if n <= len(self.lex_row):
+            return
+        size = max(n, 2 * len(self.lex_row))
+        self.lex_row = _grown(self.lex_row, size, 0)
+        self.base = _grown(self.base, size, 0)
+        self.exits = _grown(self.exits, size, trie_walk.UNKNOWN)
+        self.closes = _grown(self.closes, size, trie_walk.UNKNOWN)
+
+
+def _grown(a: np.ndarray, size: int, fill) -> np.ndarray:
+    out = np.full((size,) + a.shape[1:], fill, dtype=a.dtype)
+    out[:len(a)] = a
+    return out
