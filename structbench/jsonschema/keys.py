@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 
 from structbench.jsonschema.frames import COLON, KEY, Frame, Stack
-from structbench.jsonschema.key_trie import KeyTrie, NameTree
+from structbench.jsonschema.key_trie import KeyTrie
 from structbench.jsonschema.strings import (
     ANY_CHAR,
     END,
@@ -172,21 +172,20 @@ class ObjectKeys:
     def key_trie(self, top: Frame):
         """The DFA of a key's plain characters in this key context (structbench.jsonschema.key_trie), or None
         where the key's text is not all its state: pattern or propertyNames DFAs, distinct keys, or an object
-        that tracks no names (its keys loop on one state already). Built once per context."""
+        that tracks no names (its keys loop on one state already). Where other keys may come, one for every key
+        of the object; else one per set of names that may come."""
         node = self.nodes[top.node]
         if not node.tracks_keys or self._key_dfas(node) or self._distinct(top):
             return None
         context = top._replace(text="")
         found = self._key_tries.get(context)
         if found is None:
-            others = self._others_allowed(top)
-            available = self._available(top)
-            names = None if others else tuple(sorted(set(available)))  # free keys: every name, one tree
-            tree = self._name_trees.get((top.node, names))
-            if tree is None:
-                tree = self._name_trees[(top.node, names)] = NameTree(
-                    self._key_index(top.node)[0] if others else names, OTHER if others else None)
-            found = self._key_tries[context] = KeyTrie(tree, available, others, self._key_index(top.node)[1])
+            names = None if self._others_allowed(top) else tuple(sorted(set(self._available(top))))
+            found = self._name_trees.get((top.node, names))
+            if found is None:
+                found = self._name_trees[(top.node, names)] = KeyTrie(
+                    self._key_index(top.node)[0] if names is None else names, OTHER if names is None else None)
+            self._key_tries[context] = found
         return found
 
     def _key_open(self, top: Frame) -> Frame:

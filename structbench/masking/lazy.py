@@ -80,13 +80,18 @@ class TrieDense(LazyDense):
         if not len(vc.token_ids):
             return allowed, 0
         index = self._token_index(vc)
+        strings = self._strings
         if self._enter[i] >= 0:
             start, mode = int(self._enter[i]), trie_walk.STRING
+            total = bool(strings.total[strings.lex_row[start]])
         else:
             start, mode = i, trie_walk.MACHINE
             self._expand([i])  # the whole row: the first level needs nearly every class, and the loops come with it
+            total = bool(self._loops_known[i]) and not (strings.plain & ~self._loops[i]).any()
+        if total:  # any run of plain characters is read from here: every plain token at once, their subtrees skipped
+            allowed |= index.trie.plain_tokens
         steps = trie_walk.walk(index, start, mode, lambda: (self._trans, self._loops, self._loops_known, self._enter),
-                               self._fill, self._strings, allowed)
+                               self._fill, strings, allowed, skip_plain=total)
         return allowed, steps
 
     def _trie_depth(self) -> int:
@@ -112,20 +117,49 @@ class TrieDense(LazyDense):
     def _fill(self, cur: np.ndarray, cls: np.ndarray) -> None:
         states, counts = np.unique(cur, return_counts=True)
         fresh = states[~self._expanded[states]].tolist()
-        # A state inside a checked string: its whole row from the DFA's (no machine step a plain character).
+        # A state inside a checked string or key: its cells from the DFA's (a walk asks only for a backslash's or
+        # a quote's, which the machine steps; a token's advance asks for plain characters too).
         strings = [i for i in fresh if self._content_at(i) is not None]
         if strings:
-            self._expand(strings)
+            inside = np.isin(cur, strings)
+            self._string_cells(cur[inside], cls[inside])
+            cur, cls = cur[~inside], cls[~inside]
         for i in fresh:
-            if i not in self._hinted and not self._expanded[i]:
+            if i not in self._hinted and not self._expanded[i] and self._content_at(i) is None:
                 self._apply_hints(i)
         super()._fill(cur, cls)
         # A state many nodes wait on is worth its whole row: once its loops are known, the walk takes the
-        # subtrees it loops on whole (a key no property name continues, a string's content).
+        # subtrees it loops on whole (a free string's content).
         busy = states[(counts >= _BUSY) & ~self._expanded[states]]
         if len(busy):
-            super()._expand(busy)
+            self._expand(busy)
         self._note_loops(states)
+
+    def _string_cells(self, cur: np.ndarray, cls: np.ndarray) -> None:
+        """The cells (cur[k], cls[k]) of states inside a checked string or key: a plain character's is the
+        machine state of the DFA's next state, a control character's or a refused quote's -1, and the machine
+        steps the backslash and a quote the DFA accepts."""
+        n = len(self.reps)
+        before = steps_taken(self.machine)
+        keys = np.unique(cur.astype(np.int64) * n + cls).tolist()
+        for key in keys:
+            i, c = divmod(key, n)
+            if self._trans[i, c] != self.UNEXPANDED:
+                continue
+            dfa, at = self._content_at(i)
+            strings = self._strings.content(dfa)
+            strings.rows(np.array([at]))
+            d = int(strings.lex[at, c])
+            if d >= 0:
+                nxt = self.id_of(self.machine.with_string_state(self.states[i], d))
+            elif d == -1:
+                nxt = -1
+            else:
+                got = self._step_class(i, c)
+                nxt = -1 if got is None else self.id_of(got)
+            self._trans[i, c] = nxt  # id_of may grow the table: index it anew
+        if self.fuel is not None:
+            self.fuel.spend(steps_taken(self.machine) - before or len(keys))
 
     def _apply_hints(self, i: int) -> None:
         """What the machine's hints settle in state i's row, in bulk, at its first cell: the classes it cannot

@@ -42,8 +42,9 @@ class StringContent:
         self.plain = trie_walk.class_bits(np.flatnonzero(self._plain), (len(codes) + 63) // 64)
         whole = _whole_tables(dfa, codes, self._plain, cap)
         if whole is not None:
-            self.lex, self.run = whole
+            self.lex, self.run, self.total = whole
             return
+        self.total = np.zeros(dfa.n_states, dtype=bool)  # not known: never claimed
         self._accepting = np.zeros(dfa.n_states, dtype=bool)
         self._accepting[list(dfa.accepting)] = True
         self.lex = np.full((dfa.n_states, len(codes)), trie_walk.UNKNOWN, dtype=np.int32)
@@ -101,20 +102,21 @@ _WHOLE_CELLS = 1 << 18  # a DFA's table up to this many cells is built whole at 
 
 
 def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
-    """(lex, run) for every state of `dfa` at once, kept on it per class partition; None where its table would be
-    too big to build whole (then rows are built as the walk meets them)."""
-    if hasattr(dfa, "string_tables"):  # a key's DFA: its own tables
-        return dfa.string_tables(codes, trie_walk.CLOSE, trie_walk.EXIT, cap)
+    """(lex, run, total) for every state of `dfa` at once, kept on it per class partition; None where its table
+    would be too big to build whole (then rows are built as the walk meets them)."""
     key = (codes.tobytes(), cap)
     kept = dfa.__dict__.setdefault("_string_mode_tables", {})
     found = kept.get(key)
     if found is not None:
         return found
-    if dfa.n_states * len(codes) <= _WHOLE_CELLS:
+    if hasattr(dfa, "string_tables"):  # a key's DFA: its own tables
+        lex, run = dfa.string_tables(codes, trie_walk.CLOSE, trie_walk.EXIT, cap)
+    elif dfa.n_states * len(codes) <= _WHOLE_CELLS:
         lex = _dfa_lex_table(dfa, codes, plain)
+        run = _run_lengths(lex, plain, cap)
     else:
         return None
-    found = kept[key] = (lex, _run_lengths(lex, plain, cap))
+    found = kept[key] = (lex, run, _total(lex, plain))
     return found
 
 
@@ -166,11 +168,25 @@ def _run_lengths(lex: np.ndarray, plain: np.ndarray, cap: int) -> np.ndarray:
     return run
 
 
+
+def _total(lex: np.ndarray, plain: np.ndarray) -> np.ndarray:
+    """total[d]: from DFA state d every run of plain characters is read, however long (each plain class leads to
+    such a state: the greatest such set, by pruning). Where a walk starts there, every token of plain characters
+    only is allowed at once (TokenTrie.plain_tokens)."""
+    rows = lex[:, plain]
+    total = (rows >= 0).all(axis=1) if rows.shape[1] else np.zeros(len(lex), dtype=bool)
+    while total.any():
+        keep = total & total[np.maximum(rows, 0)].all(axis=1)
+        if np.array_equal(keep, total):
+            break
+        total = keep
+    return total
+
 class StringRows:
     """Every string met under one constraint, as rows the compiled walk indexes. Per row r (a string's DFA state
     d, r = base[r] + d): `lex_row[r]` d's row in `lex`, the stacked tables of every DFA met (a DFA's table
     once, whoever shares it; its moves are DFA states, so row base[r] + lex[lex_row[r], c] is where a plain
-    character leads); `run` per row of `lex`; and, computed when a walk first needs them, `exits[r]` (the
+    character leads); `run` and `total` per row of `lex`; and, computed when a walk first needs them, `exits[r]` (the
     machine state of d there, which reads a backslash) and `closes[r]` (the machine state after the closing
     quote, -1: refused). Arrays grow by doubling: only rows in use are ever indexed.
 
@@ -181,12 +197,13 @@ class StringRows:
         codes = boundaries.astype(np.int64)
         self.plain = trie_walk.class_bits(np.flatnonzero((codes >= 0x20) & (codes != _QUOTE) & (codes != _BACKSLASH)),
                                           (len(codes) + 63) // 64)
-        self.lex = np.full((1, len(codes)), -1, dtype=np.int32)
-        self.run = np.zeros(1, dtype=np.int64)
-        self.lex_row = np.zeros(1, dtype=np.int64)
-        self.base = np.zeros(1, dtype=np.int64)
-        self.exits = np.full(1, trie_walk.UNKNOWN, dtype=np.int64)
-        self.closes = np.full(1, trie_walk.UNKNOWN, dtype=np.int64)
+        self.lex = np.full((256, len(codes)), -1, dtype=np.int32)
+        self.run = np.zeros(256, dtype=np.int64)
+        self.total = np.zeros(256, dtype=bool)
+        self.lex_row = np.zeros(1024, dtype=np.int64)
+        self.base = np.zeros(1024, dtype=np.int64)
+        self.exits = np.full(1024, trie_walk.UNKNOWN, dtype=np.int64)
+        self.closes = np.full(1024, trie_walk.UNKNOWN, dtype=np.int64)
         self._lex_used = self._rows_used = 0
         self._dfas: dict[int, tuple[StringContent, int]] = {}  # id(dfa) -> its tables, their first row in lex
         self._strings: dict = {}  # (id(dfa), stack at d=0) -> the string's first row
@@ -221,7 +238,7 @@ class StringRows:
             content.rows(np.array([d]))
             n = content.dfa.n_states  # a row's run may have followed a chain through others: copy the DFA's all
             self.lex[first:first + n] = content.lex
-            self.run[first:first + n] = content.run
+            self.run[first:first + n] = content.run  # `total` stays False: not claimed for a DFA built by rows
 
     def exits_for(self, rows: np.ndarray) -> None:
         for r in rows.tolist():
@@ -246,8 +263,10 @@ class StringRows:
                 size = max(self._lex_used, 2 * len(self.lex))
                 self.lex = _grown(self.lex, size, -1)
                 self.run = _grown(self.run, size, 0)
+                self.total = _grown(self.total, size, False)
             self.lex[first:self._lex_used] = content.lex
             self.run[first:self._lex_used] = content.run
+            self.total[first:self._lex_used] = content.total
             found = self._dfas[id(dfa)] = (content, first)  # content keeps dfa alive: its id stays its own
         return found
 

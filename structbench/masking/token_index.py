@@ -60,6 +60,23 @@ class TokenTrie:
         self.node_of_id[vc.token_ids] = self.node_of
         self.ends = np.flatnonzero(self.token_at >= 0).astype(np.int64)  # the nodes a token ends at, in preorder
         self.end_ids = self.token_at[self.ends]
+        # Plain characters (from U+0020 up, neither the quote nor the backslash): what a string's content is made
+        # of. `plain_subtree[n]`: every token through node n is plain (its path and everything below it);
+        # `plain_tokens` (by token id): the tokens made of plain characters only, allowed at once wherever any run
+        # of plain characters may come (a free string, a free key), so the walk skips plain subtrees there
+        # (llguidance's slicer).
+        plain = (self.codes >= 0x20) & (self.codes != 0x22) & (self.codes != 0x5C)
+        self.plain_subtree = plain.copy()
+        path = plain.copy()
+        for n in range(len(prefixes)):  # parents first: a path is plain if its parent's is
+            if self.parent[n] >= 0:
+                path[n] &= path[self.parent[n]]
+        for n in range(len(prefixes) - 1, -1, -1):  # children first: a subtree is plain if its children's are
+            if not self.plain_subtree[n] and self.parent[n] >= 0:
+                self.plain_subtree[self.parent[n]] = False
+        self.plain_subtree &= path
+        self.plain_tokens = np.zeros(vc.size, dtype=bool)
+        self.plain_tokens[vc.token_ids] = path[self.node_of]
         self.size = len(prefixes)
         self.depth = max((len(p) for p in prefixes), default=0)  # the longest token's length
 

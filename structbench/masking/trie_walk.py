@@ -24,6 +24,11 @@ class found below the node (`loops[state]`, known once its row is), in string mo
 plain and the DFA takes any plain character for at least as many steps as the subtree is deep (`lex_run`:
 a maxLength counter, or a loop).
 
+Where the walk starts at a state that reads any run of plain characters (a free string, a free key), every
+token made of plain characters only is allowed at once (TokenTrie.plain_tokens) and no subtree of plain
+characters is walked: only the tokens holding a quote, a backslash or a control character are (llguidance's
+"slicer": a token set precomputed per vocabulary for string content).
+
 Tables are filled lazily by Python, so the walk cannot finish alone: a node whose lookup is not known yet is
 set aside ("pending", with what is missing: a machine cell, a DFA row, a machine state for a DFA state, or the
 machine state after its closing quote); the caller computes those and resumes the walk from the pending nodes
@@ -50,7 +55,7 @@ NEED_CELL, NEED_ROW, NEED_EXIT, NEED_CLOSE = 0, 1, 2, 3
 
 def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex_exit, lex_close, plain, node_classes,
           below, height, subtree, lo, hi, states, modes, token_at, allowed, covered, pend_nodes, pend_states, pend_kinds,
-          stack_size):
+          stack_size, skip_plain, plain_subtree):
     """Read the sibling ranges lo[r]:hi[r] from states[r] in modes[r], and their subtrees. Marks in `allowed` the
     token ending at each node read (token_at[node], -1 for none), and in `covered` the nodes of subtrees taken
     whole (their tokens are gathered after: one pass beats a random write per token); returns the pending nodes'
@@ -76,6 +81,8 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex
                 top -= 1
                 continue
             st_pos[top] = node + subtree[node]  # the next sibling
+            if skip_plain and plain_subtree[node]:  # its tokens are plain only: allowed already
+                continue
             state = st_state[top]
             mode = st_mode[top]
             c = node_classes[node]
@@ -221,13 +228,15 @@ def warm_up() -> None:
                 np.full((1, 1), -1, dtype=np.int32), one.copy(), one.copy(), one.copy(), unknown, unknown.copy(),
                 np.zeros(1, np.uint64), np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one.copy(),
                 np.ones(1, np.int64), one, one + 1, one, one.copy(), np.full(1, -1, np.int64), np.zeros(1, bool),
-                np.zeros(1, bool), one.copy(), one.copy(), one.copy(), 3)
+                np.zeros(1, bool), one.copy(), one.copy(), one.copy(), 3, False, np.zeros(1, bool))
     below_kernel(np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), 1)
     gather_kernel(np.zeros(1, bool), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, bool), 0, 1)
 
 
-def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray) -> int:
+def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray, skip_plain: bool = False) -> int:
     """Mark in `allowed` (over the vocabulary) the tokens read from `start` in `mode`; returns the node lookups made.
+    skip_plain: `allowed` holds every token of plain characters only already (the start reads any run of them),
+    so subtrees of plain characters are not walked.
 
     tables() -> the current (transition table, loop bits, loop bits known, string-mode row of each state) (they
     grow as states are met); fill(states, classes) computes machine cells a round left pending; `strings`
@@ -238,14 +247,14 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
     states, modes = np.array([start], dtype=np.int64), np.array([mode], dtype=np.int64)
     try:
         return _rounds(index, tables, fill, strings, allowed, covered, pend_nodes, pend_states, pend_kinds, lo, hi,
-                       states, modes)
+                       states, modes, skip_plain)
     except BaseException:
         covered[:] = False  # shared by the next walk: a walk stopped midway (a budget) must leave it clean
         raise
 
 
 def _rounds(index, tables, fill, strings, allowed, covered, pend_nodes, pend_states, pend_kinds, lo, hi, states,
-            modes) -> int:
+            modes, skip_plain) -> int:
     """walk's rounds: the compiled walk, then what it set aside computed in Python, until nothing is pending."""
     trie = index.trie
     cov_lo, cov_hi = trie.size, 0
@@ -256,7 +265,7 @@ def _rounds(index, tables, fill, strings, allowed, covered, pend_nodes, pend_sta
                                             strings.base, strings.exits, strings.closes, strings.plain,
                                             index.node_classes, index.below, index.height, trie.subtree, lo, hi,
                                             states, modes, trie.token_at, allowed, covered, pend_nodes, pend_states,
-                                            pend_kinds, trie.depth + 2)
+                                            pend_kinds, trie.depth + 2, skip_plain, trie.plain_subtree)
         total += steps
         cov_lo, cov_hi = min(cov_lo, lo_), max(cov_hi, hi_)
         if not n_pend:
