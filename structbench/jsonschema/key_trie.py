@@ -59,13 +59,14 @@ class KeyTrie:
     def n_states(self) -> int:
         return len(self.texts)
 
-    def string_tables(self, codes: np.ndarray, close: int, escape: int, cap: int) -> tuple[np.ndarray, np.ndarray]:
-        """String mode's (lex, run) (structbench.masking.string_mode.StringContent) over the classes cut at `codes`
+    def string_tables(self, codes: np.ndarray, close: int, escape: int, cap: int) -> tuple:
+        """String mode's (lex, run, total) (structbench.masking.string_mode.StringContent) over the classes cut at `codes`
         (each character a property name holds a class of its own): lex[d, c] the state after a character of
         class c (-1 refused: control characters, a character no name continues where no other key may come;
         `close` for the quote where the key may end; `escape` for the backslash); run[d] how many plain
         characters in a row surely keep the key going from d (a state no name goes on from, where other keys may
-        come, reads any: more than `cap`). Kept per classes."""
+        come, reads any: more than `cap`); total[d]: any run of plain characters keeps it going (every state
+        where other keys may come, none where they may not). Kept per classes."""
         key = (codes.tobytes(), close, escape, cap)
         found = self._tables.get(key)
         if found is not None:
@@ -89,5 +90,5 @@ class KeyTrie:
         if self.other >= 0:  # no plain child: every plain character leads to `other`, which loops
             run[:] = cap + 1
             run[src[keep]] = 0
-        found = self._tables[key] = (lex, run)
+        found = self._tables[key] = (lex, run, np.full(len(self.texts), self.other >= 0))
         return found

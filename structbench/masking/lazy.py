@@ -28,6 +28,7 @@ from structbench.masking.tabled import (
 )
 
 _BUSY = 64  # pending nodes on one state in one round that make its whole row worth computing
+_FEW = 8  # a state after a string's closing quote that may read at most this many characters: its row at once
 _CONTROL = "".join(map(chr, range(0x20)))  # refused raw wherever a machine's hint says plain characters step alike
 
 
@@ -49,9 +50,7 @@ class TrieDense(LazyDense):
         self._string_content_of = getattr(machine, "string_content", None)
         self._content: dict[int, tuple | None] = {}  # per state: (its string's DFA, DFA state), or None
         self._hinted: set[int] = set()  # states whose hints are applied to their rows (_apply_hints)
-        self._strings = StringRows(boundaries, self._trie_depth,
-                                   lambda stack, d: self.id_of(machine.with_string_state(stack, d)),
-                                   self._after_quote)
+        self._strings = StringRows(boundaries, self._trie_depth, self._escape_from, self._closed_at)
         self.compiled = trie_walk.compiled()
         super().__init__(machine, boundaries, vocab)
 
@@ -104,6 +103,29 @@ class TrieDense(LazyDense):
             return self._content[i]
         found = self._content[i] = self._string_content_of(self.states[i]) if self._string_content_of else None
         return found
+
+    def _escape_from(self, stack, d: int) -> int:
+        """The machine state of the string `stack` is in at DFA state d, where a walk meets a backslash: with the
+        backslash's cell and the escape's row (the characters an escape may hold) computed now, not in two more
+        rounds of the walk."""
+        i = self.id_of(self.machine.with_string_state(stack, d))
+        backslash = self._class_indexes("\\")[0]
+        if self._trans[i, backslash] == self.UNEXPANDED:
+            self._string_cells(np.array([i]), np.array([backslash]))
+        escape = int(self._trans[i, backslash])
+        if escape >= 0 and not self._expanded[escape] and self._content_at(escape) is None:
+            self._expand([escape])
+        return i
+
+    def _closed_at(self, stack, d: int) -> int:
+        """The machine state after the string's closing quote at DFA state d (-1: refused), with its row computed
+        now where it may read only a few characters (a colon, a comma or a closing bracket, a space)."""
+        i = self._after_quote(stack, d)
+        if i >= 0 and not self._expanded[i] and self._content_at(i) is None:
+            may = self._hints_of(i)[0]
+            if may is not None and len(may) <= _FEW:
+                self._expand([i])
+        return i
 
     def _after_quote(self, stack, d: int) -> int:
         """The machine state after the closing quote of the string `stack` is in, its DFA at d (-1: refused).

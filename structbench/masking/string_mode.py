@@ -103,20 +103,23 @@ _WHOLE_CELLS = 1 << 18  # a DFA's table up to this many cells is built whole at 
 
 def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
     """(lex, run, total) for every state of `dfa` at once, kept on it per class partition; None where its table
-    would be too big to build whole (then rows are built as the walk meets them)."""
+    would be too big to build whole (then rows are built as the walk meets them). total[d]: from d, every run of
+    plain characters as long as a token is read (a walk starting there allows every plain token at once:
+    TokenTrie.plain_tokens)."""
     key = (codes.tobytes(), cap)
     kept = dfa.__dict__.setdefault("_string_mode_tables", {})
     found = kept.get(key)
     if found is not None:
         return found
     if hasattr(dfa, "string_tables"):  # a key's DFA: its own tables
-        lex, run = dfa.string_tables(codes, trie_walk.CLOSE, trie_walk.EXIT, cap)
+        found = dfa.string_tables(codes, trie_walk.CLOSE, trie_walk.EXIT, cap)
     elif dfa.n_states * len(codes) <= _WHOLE_CELLS:
         lex = _dfa_lex_table(dfa, codes, plain)
         run = _run_lengths(lex, plain, cap)
+        found = (lex, run, run > cap)  # total: no token is longer than cap
     else:
         return None
-    found = kept[key] = (lex, run, _total(lex, plain))
+    kept[key] = found
     return found
 
 
@@ -168,19 +171,6 @@ def _run_lengths(lex: np.ndarray, plain: np.ndarray, cap: int) -> np.ndarray:
     return run
 
 
-
-def _total(lex: np.ndarray, plain: np.ndarray) -> np.ndarray:
-    """total[d]: from DFA state d every run of plain characters is read, however long (each plain class leads to
-    such a state: the greatest such set, by pruning). Where a walk starts there, every token of plain characters
-    only is allowed at once (TokenTrie.plain_tokens)."""
-    rows = lex[:, plain]
-    total = (rows >= 0).all(axis=1) if rows.shape[1] else np.zeros(len(lex), dtype=bool)
-    while total.any():
-        keep = total & total[np.maximum(rows, 0)].all(axis=1)
-        if np.array_equal(keep, total):
-            break
-        total = keep
-    return total
 
 class StringRows:
     """Every string met under one constraint, as rows the compiled walk indexes. Per row r (a string's DFA state

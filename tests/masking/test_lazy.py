@@ -280,4 +280,11 @@ def test_whole_string_tables_are_the_rows_built_one_by_one(name):
     if name == "maxLength":  # a counter: six characters of anything from the start, then none
         assert whole.run.max() == 6
     if name == "keys":  # a key no name continues reads anything
-        assert (whole.run > cap).any()
+        assert (whole.run > cap).any() and whole.total.all()
+    plain = whole._plain
+    for d in np.flatnonzero(whole.total).tolist():  # total: every run of plain characters as long as a token is read
+        seen = {d}
+        for _ in range(cap):
+            nxt = {int(t) for e in seen for t in by_row.lex[e][plain]}
+            assert min(nxt) >= 0, (name, d)
+            seen = nxt
