@@ -39,7 +39,6 @@ class StringContent:
         self._codes = codes
         self._plain = (codes >= 0x20) & (codes != _QUOTE) & (codes != _BACKSLASH)
         self._quote, self._backslash = codes == _QUOTE, codes == _BACKSLASH
-        self.plain = trie_walk.class_bits(np.flatnonzero(self._plain), (len(codes) + 63) // 64)
         whole = _whole_tables(dfa, codes, self._plain, cap)
         if whole is not None:
             self.lex, self.run, self.total = whole
@@ -187,13 +186,13 @@ class StringRows:
         codes = boundaries.astype(np.int64)
         self.plain = trie_walk.class_bits(np.flatnonzero((codes >= 0x20) & (codes != _QUOTE) & (codes != _BACKSLASH)),
                                           (len(codes) + 63) // 64)
-        self.lex = np.full((256, len(codes)), -1, dtype=np.int32)
-        self.run = np.zeros(256, dtype=np.int64)
-        self.total = np.zeros(256, dtype=bool)
-        self.lex_row = np.zeros(1024, dtype=np.int64)
-        self.base = np.zeros(1024, dtype=np.int64)
-        self.exits = np.full(1024, trie_walk.UNKNOWN, dtype=np.int64)
-        self.closes = np.full(1024, trie_walk.UNKNOWN, dtype=np.int64)
+        self.lex = np.full((32, len(codes)), -1, dtype=np.int32)
+        self.run = np.zeros(32, dtype=np.int64)
+        self.total = np.zeros(32, dtype=bool)
+        self.lex_row = np.zeros(128, dtype=np.int64)
+        self.base = np.zeros(128, dtype=np.int64)
+        self.exits = np.full(128, trie_walk.UNKNOWN, dtype=np.int64)
+        self.closes = np.full(128, trie_walk.UNKNOWN, dtype=np.int64)
         self._lex_used = self._rows_used = 0
         self._dfas: dict[int, tuple[StringContent, int]] = {}  # id(dfa) -> its tables, their first row in lex
         self._strings: dict = {}  # (id(dfa), stack at d=0) -> the string's first row

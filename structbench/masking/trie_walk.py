@@ -213,9 +213,9 @@ def loop_bits(row: np.ndarray, state: int, n_words: int) -> np.ndarray:
 
 
 def class_bits(classes: np.ndarray, n_words: int) -> np.ndarray:
+    classes = np.asarray(classes, dtype=np.uint64)
     bits = np.zeros(n_words, dtype=np.uint64)
-    for c in np.asarray(classes).tolist():
-        bits[c // 64] |= np.uint64(1) << np.uint64(c % 64)
+    np.bitwise_or.at(bits, (classes // np.uint64(64)).astype(np.int64), np.uint64(1) << (classes % np.uint64(64)))
     return bits
 
 

@@ -12,6 +12,7 @@ lesson counts these states (8, 11 and 3 for its three patterns).
 from __future__ import annotations
 
 import bisect
+import functools
 from dataclasses import dataclass, field
 
 from structbench.errors import InvalidAutomaton, TooComplex
@@ -140,13 +141,19 @@ def merge_adjacent(row) -> list[Move]:
 
 
 def compile_pattern(pattern: str, safe_classes: bool = False, accept_absorbs: bool = False) -> DFA:
-    """Pattern -> NFA (Thompson's construction) -> DFA (subset construction).
+    """Pattern -> NFA (Thompson's construction) -> DFA (subset construction), kept per pattern under the limits
+    it was built with (a DFA is immutable; every schema's numbers, formats and common patterns repeat).
 
     safe_classes: read \\d \\w \\s and their negations so that the DFA accepts only texts that match under
     both ASCII and Unicode semantics (JSON Schema's `pattern`, judged by Python's `re`).
     accept_absorbs: once a match is complete, any continuation is accepted too (a search with an open
     end). Every accepting set becomes one absorbing state, instead of a subset construction that keeps
     following the other, now pointless, partial matches (exponentially many for `a/x+|b/x+|...`)."""
+    return _compile_pattern(pattern, safe_classes, accept_absorbs, limits())
+
+
+@functools.lru_cache(maxsize=1024)
+def _compile_pattern(pattern: str, safe_classes: bool, accept_absorbs: bool, _limits) -> DFA:
     what = f"pattern {_shown(pattern)}"
     fuel = Fuel("pattern_steps", f"building the automaton of {what}")  # states under the cap can still be huge sets
     nfa = NFA(what)
