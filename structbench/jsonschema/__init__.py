@@ -12,6 +12,7 @@ compiler.py    schema -> nodes: compile_schema, SchemaCompiler
 frames.py      the checker's stack: Frame, Kind, Phase, whitespace places
 strings.py     JSON string text: escapes, surrogate pairs, content DFA
 keys.py        object keys (checker mixin)
+key_trie.py    a key's plain characters as a DFA (the names it may become), for the lazy strategy's string mode
 checker.py     SchemaChecker, the pushdown automaton
 """
 
