@@ -147,6 +147,15 @@ class SchemaChecker(ObjectKeys):
             return _NUMBER_READS
         if kind == LITERAL:
             return top.text[top.at]
+        if kind == UNION:  # what any branch could read, and what follows the union where a branch may end here
+            reads = set()
+            ends = [self.close_top(stack)] if any(self._finished(a) for a in top.alts) else []
+            for sub in list(top.alts) + ends:
+                got = self.may_read(sub)
+                if got is None:
+                    return None
+                reads.update(got)
+            return "".join(sorted(reads))
         return None
 
     def plain_default(self, stack: Stack) -> tuple[str, str] | None:

@@ -31,6 +31,14 @@ SCHEMAS = {
         {"code": "AB-123", "day": "2024-02-29", "kind": "alphabet"}),
     "union and numbers": ({"anyOf": [{"type": "number", "minimum": 0}, {"type": "array", "items": {"type": "null"}},
                                      {"type": "string", "minLength": 2}]}, [None, None]),
+    "unions in an object": ({"type": "object", "$defs": {"either": {"anyOf": [
+        {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": False},
+        {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"], "additionalProperties": False},
+        {"type": "integer"}, {"type": "number", "minimum": 2}]}}, "properties": {
+        "v": {"anyOf": [{"type": "integer"}, {"type": "boolean"}, {"enum": ["x", "y"]}]},
+        "w": {"oneOf": [{"type": "null"}, {"type": "number", "maximum": 5}]},
+        "u": {"$ref": "#/$defs/either"}, "n": {"$ref": "#/$defs/either"}}},
+        {"v": 12, "w": 3.5, "u": {"a": 3}, "n": 2.5}),
     "pattern keys, non-ASCII": ({"type": "object", "patternProperties": {"^x-[a-z]+$": {"type": "string"}},
                                  "properties": {"café": {"type": "string", "maxLength": 40}},
                                  "additionalProperties": False},
