@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from structbench.regular.charsets import MAX_CODE_POINT
+from structbench.regular.charsets import MAX_CODE_POINT, json_plain
 
 _QUOTE, _BACKSLASH = 0x22, 0x5C
 
@@ -53,25 +53,20 @@ class KeyTrie:
         self.accepting = frozenset(range(len(self.texts))) if other is not None else \
             frozenset(self.state_of[name] for name in names)
         self._edges = (np.array(src, dtype=np.int64), np.array(chars, dtype=np.int64), np.array(dst, dtype=np.int32))
-        self._tables: dict = {}
 
     @property
     def n_states(self) -> int:
         return len(self.texts)
 
     def string_tables(self, codes: np.ndarray, close: int, escape: int, cap: int) -> tuple:
-        """String mode's (lex, run, total) (structbench.masking.string_mode.StringContent) over the classes cut at `codes`
-        (each character a property name holds a class of its own): lex[d, c] the state after a character of
+        """String mode's (lex, run, total) (structbench.masking.string_mode.StringContent) over the classes cut at
+        `codes` (each character a property name holds a class of its own): lex[d, c] the state after a character of
         class c (-1 refused: control characters, a character no name continues where no other key may come;
         `close` for the quote where the key may end; `escape` for the backslash); run[d] how many plain
         characters in a row surely keep the key going from d (a state no name goes on from, where other keys may
         come, reads any: more than `cap`); total[d]: any run of plain characters keeps it going (every state
-        where other keys may come, none where they may not). Kept per classes."""
-        key = (codes.tobytes(), close, escape, cap)
-        found = self._tables.get(key)
-        if found is not None:
-            return found
-        plain = (codes >= 0x20) & (codes != _QUOTE) & (codes != _BACKSLASH)
+        where other keys may come, none where they may not). string_mode keeps them per classes."""
+        plain = json_plain(codes)
         lex = np.full((len(self.texts), len(codes)), -1, dtype=np.int32)
         if self.other >= 0:  # a character no name continues makes some other key
             lex[:, plain] = self.other
@@ -90,5 +85,4 @@ class KeyTrie:
         if self.other >= 0:  # no plain child: every plain character leads to `other`, which loops
             run[:] = cap + 1
             run[src[keep]] = 0
-        found = self._tables[key] = (lex, run, np.full(len(self.texts), self.other >= 0))
-        return found
+        return lex, run, np.full(len(self.texts), self.other >= 0)

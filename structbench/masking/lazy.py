@@ -29,7 +29,6 @@ from structbench.masking.tabled import (
 
 _BUSY = 64  # pending nodes on one state in one round that make its whole row worth computing
 _FEW = 8  # a state after a string's closing quote that may read at most this many characters: its row at once
-_CONTROL = "".join(map(chr, range(0x20)))  # refused raw wherever a machine's hint says plain characters step alike
 
 
 class TrieDense(LazyDense):
@@ -184,23 +183,16 @@ class TrieDense(LazyDense):
             self.fuel.spend(steps_taken(self.machine) - before or len(keys))
 
     def _apply_hints(self, i: int) -> None:
-        """What the machine's hints settle in state i's row, in bulk, at its first cell: the classes it cannot
-        read refused, and the plain characters that all step alike stepped once (after a key's quote, the tokens
-        below read every class there: a cell each would be a Python step each)."""
+        """What the machine's hints settle in state i's row (`_settle_by_hints`), in bulk, at its first cell: the
+        walk meets a state's cells one round at a time, and a cell each would be a Python step each (after a
+        key's quote, the tokens below read every class there)."""
         self._hinted.add(i)
-        may, plain, _ = self._hints_of(i)
-        if may is None and plain is None:
+        if self._hints_of(i)[:2] == [None, None]:
             return
         before = steps_taken(self.machine)
-        row = self._trans[i]
-        if may is not None:
-            row[(row == self.UNEXPANDED) & ~self._classes_of(may)] = -1
-        if plain is not None:
-            row[(row == self.UNEXPANDED) & self._classes_of(_CONTROL)] = -1
-            alike = (row == self.UNEXPANDED) & self._plain_classes() & ~self._classes_of(plain[1])
-            if alike.any():
-                nxt = self._step_class(i, int(np.flatnonzero(alike)[0]))
-                self._trans[i, alike] = -1 if nxt is None else self.id_of(nxt)  # id_of may grow the table
+        row = self._trans[i].copy()
+        self._settle_by_hints(i, row)
+        self._trans[i] = row  # id_of may have grown the table: index it anew
         if self.fuel is not None:
             self.fuel.spend(steps_taken(self.machine) - before or 1)
 

@@ -18,7 +18,7 @@ import bisect
 import numpy as np
 
 from structbench.masking import trie_walk
-from structbench.regular.charsets import MAX_CODE_POINT
+from structbench.regular.charsets import MAX_CODE_POINT, json_plain
 
 _QUOTE, _BACKSLASH = 0x22, 0x5C
 
@@ -37,7 +37,7 @@ class StringContent:
         self.dfa, self.cap = dfa, cap  # run lengths are followed up to the deepest token: no walk needs more
         codes = boundaries.astype(np.int64)
         self._codes = codes
-        self._plain = (codes >= 0x20) & (codes != _QUOTE) & (codes != _BACKSLASH)
+        self._plain = json_plain(codes)
         self._quote, self._backslash = codes == _QUOTE, codes == _BACKSLASH
         whole = _whole_tables(dfa, codes, self._plain, cap)
         if whole is not None:
@@ -184,8 +184,7 @@ class StringRows:
     def __init__(self, boundaries: np.ndarray, depth, resolve, close):
         self.boundaries, self._depth, self._resolve, self._close = boundaries, depth, resolve, close
         codes = boundaries.astype(np.int64)
-        self.plain = trie_walk.class_bits(np.flatnonzero((codes >= 0x20) & (codes != _QUOTE) & (codes != _BACKSLASH)),
-                                          (len(codes) + 63) // 64)
+        self.plain = trie_walk.class_bits(np.flatnonzero(json_plain(codes)), (len(codes) + 63) // 64)
         self.lex = np.full((32, len(codes)), -1, dtype=np.int32)
         self.run = np.zeros(32, dtype=np.int64)
         self.total = np.zeros(32, dtype=bool)
@@ -221,11 +220,13 @@ class StringRows:
 
     def rows(self, rows: np.ndarray) -> None:
         """The lex rows of these rows' DFA states, where a DFA too big to build whole has not made them yet."""
+        made = {}
         for r in rows.tolist():
             content, first, _ = self._owner(r)
-            d = r - int(self.base[r])
-            content.rows(np.array([d]))
-            n = content.dfa.n_states  # a row's run may have followed a chain through others: copy the DFA's all
+            content.rows(np.array([r - int(self.base[r])]))
+            made[first] = content
+        for first, content in made.items():  # a row's run may have followed a chain through others: copy them all
+            n = content.dfa.n_states
             self.lex[first:first + n] = content.lex
             self.run[first:first + n] = content.run  # `total` stays False: not claimed for a DFA built by rows
 

@@ -37,7 +37,8 @@ from structbench.masking.trie_walk import UNKNOWN
 from structbench.regular import DFA, MAX_CODE_POINT
 
 _ASK = object()
-_NOT_PLAIN = '"\\' + "".join(map(chr, range(0x20)))  # what a string's plain characters are not
+_CONTROL = "".join(map(chr, range(0x20)))  # never in a JSON string raw
+_NOT_PLAIN = '"\\' + _CONTROL  # what a string's plain characters are not
 
 
 class TabledConstraint:
@@ -429,18 +430,7 @@ class LazyDense:
                 continue
             before = steps_taken(self.machine)
             row = self._trans[i].copy()
-            may, plain, _ = self._hints_of(i)
-            if may is not None:  # only what the state could read is stepped; the rest refused in one go
-                for k in self._class_indexes(may):
-                    if row[k] == self.UNEXPANDED:
-                        nxt = self._step_class(i, k)
-                        row[k] = -1 if nxt is None else self.id_of(nxt)
-                row[row == self.UNEXPANDED] = -1
-            if plain is not None:  # the plain characters that all step alike: one step for them all
-                alike = (row == self.UNEXPANDED) & self._plain_classes() & ~self._classes_of(plain[1])
-                if alike.any():
-                    nxt = self._step_class(i, int(np.flatnonzero(alike)[0]))
-                    row[alike] = -1 if nxt is None else self.id_of(nxt)
+            self._settle_by_hints(i, row)
             for k in np.flatnonzero(row == self.UNEXPANDED).tolist():
                 nxt = self._step_class(i, k)
                 row[k] = -1 if nxt is None else self.id_of(nxt)
@@ -448,6 +438,20 @@ class LazyDense:
                 self.fuel.spend(steps_taken(self.machine) - before or len(self.reps))
             self._trans[i] = row
             self._expanded[i] = True
+
+    def _settle_by_hints(self, i: int, row: np.ndarray) -> None:
+        """What state i's hints settle in `row` (a copy of its transitions) without stepping what it may read:
+        the classes it could not read at all refused in one go (`may_read`); where plain characters step alike
+        (`plain_default`), control characters refused and the alike ones stepped once for them all."""
+        may, plain, _ = self._hints_of(i)
+        if may is not None:
+            row[(row == self.UNEXPANDED) & ~self._classes_of(may)] = -1
+        if plain is not None:
+            row[(row == self.UNEXPANDED) & self._classes_of(_CONTROL)] = -1
+            alike = (row == self.UNEXPANDED) & self._plain_classes() & ~self._classes_of(plain[1])
+            if alike.any():
+                nxt = self._step_class(i, int(np.flatnonzero(alike)[0]))
+                row[alike] = -1 if nxt is None else self.id_of(nxt)
 
     def _hints_of(self, i: int) -> list:
         """The machine's hints about state i, asked once: [may_read, plain_default, the plain step once taken]

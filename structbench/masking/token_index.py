@@ -24,6 +24,7 @@ from functools import cached_property
 import numpy as np
 
 from structbench.masking import trie_walk
+from structbench.regular.charsets import json_plain
 
 _KEPT = 8  # indexes kept per vocabulary (one per distinct class partition: most schemas share one)
 
@@ -65,7 +66,7 @@ class TokenTrie:
         # `plain_tokens` (by token id): the tokens made of plain characters only, allowed at once wherever any run
         # of plain characters may come (a free string, a free key), so the walk skips plain subtrees there
         # (llguidance's slicer).
-        plain = (self.codes >= 0x20) & (self.codes != 0x22) & (self.codes != 0x5C)
+        plain = json_plain(self.codes)
         self.plain_subtree = plain.copy()
         path = plain.copy()
         for n in range(len(prefixes)):  # parents first: a path is plain if its parent's is

@@ -16,6 +16,12 @@ MAX_CODE_POINT = 0x10FFFF
 Intervals = tuple[tuple[int, int], ...]
 
 
+def json_plain(codes):
+    """Over code points (a NumPy array): whether each is a plain character of a JSON string, held raw and neither
+    its quote nor its backslash (U+0020 up): inside a string, what moves its content alone."""
+    return (codes >= 0x20) & (codes != 0x22) & (codes != 0x5C)
+
+
 def normalise(intervals) -> Intervals:
     """Any (lo, hi) pairs as a set: sorted, overlapping or touching intervals merged."""
     merged: list[list[int]] = []
