@@ -136,35 +136,40 @@ class TrieDense(LazyDense):
         return -1 if nxt is None else self.id_of(nxt)
 
     def _fill(self, cur: np.ndarray, cls: np.ndarray) -> None:
-        states, counts = np.unique(cur, return_counts=True)
-        fresh = states[~self._expanded[states]].tolist()
+        states, classes = self._cells(cur, cls)
+        ids = states[np.r_[True, states[1:] != states[:-1]]]  # the distinct states (cells come ordered by state)
         # A state inside a checked string or key: its cells from the DFA's (a walk asks only for a backslash's or
         # a quote's, which the machine steps; a token's advance asks for plain characters too).
-        strings = [i for i in fresh if self._content_at(i) is not None]
-        if strings:
-            inside = np.isin(cur, strings)
-            self._string_cells(cur[inside], cls[inside])
-            cur, cls = cur[~inside], cls[~inside]
-        for i in fresh:
+        inside = self._inside(states)
+        if inside.any():
+            self._string_cells(states[inside], classes[inside])
+            states, classes = states[~inside], classes[~inside]
+        for i in ids[~self._expanded[ids]].tolist():
             if i not in self._hinted and not self._expanded[i] and self._content_at(i) is None:
                 self._apply_hints(i)
-        super()._fill(cur, cls)
+        self._fill_cells(states, classes)
         # A state many nodes wait on is worth its whole row: once its loops are known, the walk takes the
         # subtrees it loops on whole (a free string's content).
-        busy = states[(counts >= _BUSY) & ~self._expanded[states]]
-        if len(busy):
-            self._expand(busy)
-        self._note_loops(states)
+        if len(cur) >= _BUSY:
+            waiting, counts = np.unique(cur, return_counts=True)
+            busy = waiting[(counts >= _BUSY) & ~self._expanded[waiting]]
+            if len(busy):
+                self._expand(busy)
+        self._note_loops(ids)
+
+    def _inside(self, states: np.ndarray) -> np.ndarray:
+        """Over `states`: whether each is inside a checked string or key (compiled, id_of has numbered its
+        string-mode row already)."""
+        if self.compiled:
+            return self._enter[states] >= 0
+        return np.array([self._content_at(i) is not None for i in states.tolist()], dtype=bool)
 
     def _string_cells(self, cur: np.ndarray, cls: np.ndarray) -> None:
-        """The cells (cur[k], cls[k]) of states inside a checked string or key: a plain character's is the
+        """The distinct cells (cur[k], cls[k]) of states inside a checked string or key: a plain character's is the
         machine state of the DFA's next state, a control character's or a refused quote's -1, and the machine
         steps the backslash and a quote the DFA accepts."""
-        n = len(self.reps)
         before = steps_taken(self.machine)
-        keys = np.unique(cur.astype(np.int64) * n + cls).tolist()
-        for key in keys:
-            i, c = divmod(key, n)
+        for i, c in zip(cur.tolist(), cls.tolist()):
             if self._trans[i, c] != self.UNEXPANDED:
                 continue
             dfa, at = self._content_at(i)
@@ -180,7 +185,7 @@ class TrieDense(LazyDense):
                 nxt = -1 if got is None else self.id_of(got)
             self._trans[i, c] = nxt  # id_of may grow the table: index it anew
         if self.fuel is not None:
-            self.fuel.spend(steps_taken(self.machine) - before or len(keys))
+            self.fuel.spend(steps_taken(self.machine) - before or len(cur))
 
     def _apply_hints(self, i: int) -> None:
         """What the machine's hints settle in state i's row (`_settle_by_hints`), in bulk, at its first cell: the

@@ -323,7 +323,7 @@ class LazyDense:
         self._may_read_of = getattr(machine, "may_read", None)
         self._plain_default_of = getattr(machine, "plain_default", None)
         self._hints: dict[int, list] = {}  # per state: may_read, plain_default, the plain step once taken
-        self._class_masks: dict[str, np.ndarray] = {}
+        self._class_masks: dict[tuple[str, bool], np.ndarray] = {}
         self._class_lists: dict[str, list[int]] = {}
         self.start = self.id_of(machine.start())
 
@@ -407,21 +407,29 @@ class LazyDense:
         """Compute the transitions (cur[k], cls[k]) not computed yet: only the cells a walk meets (a state met in
         the middle of tokens is left by a few of its characters, not all of them), or the whole row where the
         machine's hints make it cheap."""
-        n = len(self.reps)
-        keys = np.unique(cur.astype(np.int64) * n + cls)
-        before = steps_taken(self.machine)
+        states, classes = self._cells(cur, cls)
         if self.EXPAND_HINTED:
-            hinted = [i for i in np.unique(keys // n).tolist() if not self._expanded[i] and self._hints_of(i)[0] is not None]
+            hinted = [i for i in np.unique(states).tolist() if not self._expanded[i] and self._hints_of(i)[0] is not None]
             if hinted:
                 self._expand(hinted)
-        for key in keys.tolist():
-            i, c = divmod(key, n)
-            if self._trans[i, c] != self.UNEXPANDED:
-                continue
+        self._fill_cells(states, classes)
+
+    def _cells(self, cur: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct cells among (cur[k], cls[k]), ordered by state: (states, classes)."""
+        n = len(self.reps)
+        keys = np.unique(cur.astype(np.int64) * n + cls)
+        return keys // n, keys % n
+
+    def _fill_cells(self, states: np.ndarray, classes: np.ndarray) -> None:
+        """Step the distinct cells (states[k], classes[k]) that are still unknown (the rest are skipped in one
+        gather: most cells a walk asks for are settled by hints or rows computed on the way)."""
+        todo = self._trans[states, classes] == self.UNEXPANDED
+        before = steps_taken(self.machine)
+        for i, c in zip(states[todo].tolist(), classes[todo].tolist()):
             nxt = self._step_class(i, c)
             self._trans[i, c] = -1 if nxt is None else self.id_of(nxt)  # id_of may grow the table: index it anew
         if self.fuel is not None:  # the cells are facts whatever the budget says: a budget error leaves them right
-            self.fuel.spend(steps_taken(self.machine) - before or len(keys))
+            self.fuel.spend(steps_taken(self.machine) - before or len(states))
 
     def _expand(self, ids) -> None:
         for i in ids:
@@ -445,10 +453,10 @@ class LazyDense:
         (`plain_default`), control characters refused and the alike ones stepped once for them all."""
         may, plain, _ = self._hints_of(i)
         if may is not None:
-            row[(row == self.UNEXPANDED) & ~self._classes_of(may)] = -1
+            row[(row == self.UNEXPANDED) & self._classes_of(may, outside=True)] = -1
         if plain is not None:
             row[(row == self.UNEXPANDED) & self._classes_of(_CONTROL)] = -1
-            alike = (row == self.UNEXPANDED) & self._plain_classes() & ~self._classes_of(plain[1])
+            alike = (row == self.UNEXPANDED) & self._plain_classes() & self._classes_of(plain[1], outside=True)
             if alike.any():
                 nxt = self._step_class(i, int(np.flatnonzero(alike)[0]))
                 row[alike] = -1 if nxt is None else self.id_of(nxt)
@@ -472,16 +480,18 @@ class LazyDense:
             found = self._class_lists[chars] = sorted({bisect.bisect_right(self._bounds, ord(ch)) - 1 for ch in chars})
         return found
 
-    def _classes_of(self, chars: str) -> np.ndarray:
-        """Over the classes: those whose representative is one of `chars` (memoised: hints repeat)."""
-        mask = self._class_masks.get(chars)
+    def _classes_of(self, chars: str, outside: bool = False) -> np.ndarray:
+        """Over the classes: those whose representative is one of `chars`, or (outside) is not (memoised: hints
+        repeat)."""
+        mask = self._class_masks.get((chars, outside))
         if mask is None:
-            mask = self._class_masks[chars] = np.array([ch in chars for ch in self.reps], dtype=bool)
+            mask = self._class_masks[(chars, outside)] = np.array([(ch in chars) != outside for ch in self.reps],
+                                                                  dtype=bool)
         return mask
 
     def _plain_classes(self) -> np.ndarray:
         """Over the classes: characters from U+0020 up but the quote and the backslash."""
-        return ~self._classes_of(_NOT_PLAIN)
+        return self._classes_of(_NOT_PLAIN, outside=True)
 
     def _step_class(self, i: int, c: int):
         """The machine's step from state i on class c, spared where its hints tell it. A class's representative

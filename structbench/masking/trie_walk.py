@@ -209,14 +209,21 @@ def classes_below(parent: np.ndarray, node_classes: np.ndarray, n_words: int) ->
 
 def loop_bits(row: np.ndarray, state: int, n_words: int) -> np.ndarray:
     """The classes a state loops on, as bits (`row` its complete transition row)."""
-    return class_bits(np.flatnonzero(row == state), n_words)
+    return bool_bits(row == state, n_words)
 
 
 def class_bits(classes: np.ndarray, n_words: int) -> np.ndarray:
-    classes = np.asarray(classes, dtype=np.uint64)
-    bits = np.zeros(n_words, dtype=np.uint64)
-    np.bitwise_or.at(bits, (classes // np.uint64(64)).astype(np.int64), np.uint64(1) << (classes % np.uint64(64)))
-    return bits
+    """These classes as bits: class c at bit c % 64 of word c // 64."""
+    on = np.zeros(n_words * 64, dtype=bool)
+    on[np.asarray(classes, dtype=np.int64)] = True
+    return bool_bits(on, n_words)
+
+
+def bool_bits(on: np.ndarray, n_words: int) -> np.ndarray:
+    """A boolean row over the classes as bits (class c at bit c % 64 of word c // 64)."""
+    padded = np.zeros(n_words * 64, dtype=bool)
+    padded[:len(on)] = on
+    return np.packbits(padded, bitorder="little").view("<u8").astype(np.uint64)
 
 
 def warm_up() -> None:
