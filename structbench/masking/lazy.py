@@ -137,7 +137,7 @@ class TrieDense(LazyDense):
 
     def _fill(self, cur: np.ndarray, cls: np.ndarray) -> None:
         states, classes = self._cells(cur, cls)
-        ids = states[np.r_[True, states[1:] != states[:-1]]]  # the distinct states (cells come ordered by state)
+        ids = states[np.concatenate(([True], states[1:] != states[:-1]))]  # distinct states (cells come ordered by state)
         # A state inside a checked string or key: its cells from the DFA's (a walk asks only for a backslash's or
         # a quote's, which the machine steps; a token's advance asks for plain characters too).
         inside = self._inside(states)
@@ -250,6 +250,18 @@ class TrieDense(LazyDense):
 
 def lazy_constraint(machine: Machine, vocab: Vocabulary) -> TabledConstraint:
     """The lazy strategy's constraint over a pattern's DFA or a schema's checker."""
-    boundaries = pattern_boundaries(machine.dfa) if isinstance(machine, PatternMachine) else \
-        machine_boundaries(machine.special_chars())
+    if isinstance(machine, PatternMachine):
+        boundaries = _pattern_classes(machine.dfa)
+    else:
+        boundaries = machine_boundaries(machine.special_chars())
     return TabledConstraint(machine, vocab, boundaries, eager=False, split=False, dense=TrieDense)
+
+
+def _pattern_classes(dfa) -> np.ndarray:
+    """The classes a pattern's masks walk: the checker's (every ASCII character its own class), whose index over
+    the vocabulary `index_vocabulary` built once, wherever they refine the pattern's own; else the pattern's own,
+    indexed now. A finer partition gives the same masks (each class lies inside one of the pattern's), and an
+    index costs a pass over every token's characters: per schema, that would be most of a fresh answer."""
+    own = pattern_boundaries(dfa)
+    shared = machine_boundaries()
+    return shared if np.isin(own, shared).all() else own

@@ -218,6 +218,26 @@ def test_lazy_strategy_walks_like_tabled(vocab):
     assert lazy.can_end(a) and tabled.can_end(b)
 
 
+@pytest.mark.parametrize("pattern, answer, shared", [
+    (r'\{"age": [0-9]+\}', '{"age": 42}', True),  # the lesson's age task
+    (r'\{"name": "[A-Z][a-zé]+"\}', '{"name": "Zoé"}', False),  # [a-zé] cuts at é and after it
+])
+def test_lazy_over_a_pattern_walks_like_tabled(vocab, pattern, answer, shared):
+    """A pattern task: lazy walks the checker's classes where they refine the pattern's, so it reuses the index
+    index_vocabulary built instead of indexing every token per pattern; a pattern that cuts a non-ASCII range keeps
+    its own classes. The masks are tabled's (which walks the pattern's own classes)."""
+    task = Task("t", "pattern", pattern, answer)
+    lazy, tabled = (compile_constraint(task, vocab, s) for s in ("lazy", "tabled"))
+    assert np.array_equal(lazy.dense.boundaries, machine_boundaries()) == shared
+    assert not np.array_equal(tabled.dense.boundaries, machine_boundaries())
+    a, b = lazy.start(), tabled.start()
+    for tid in vocab.encode(answer) + [vocab.eos_id]:
+        assert np.array_equal(lazy.mask_bits(a), tabled.mask_bits(b))
+        if tid != vocab.eos_id:
+            a, b = lazy.advance(a, tid), tabled.advance(b, tid)
+    assert lazy.can_end(a) and tabled.can_end(b)
+
+
 def test_a_walk_stopped_midway_leaves_the_next_one_right(vocab):
     """The walk's scratch arrays are shared per vocabulary: a walk stopped by an error after it took subtrees whole
     (a budget, in a round's Python part) must not leak them into the next mask."""
