@@ -82,6 +82,21 @@ class TokenTrie:
         self.depth = max((len(p) for p in prefixes), default=0)  # the longest token's length
 
 
+def _classes_of(trie: TokenTrie, boundaries: np.ndarray) -> np.ndarray:
+    """The class of every node's character. Where every ASCII character is a class of its own (the checker's
+    classes: a schema naming non-ASCII characters cuts only above), an ASCII character's class is its code, so
+    only the non-ASCII nodes (an eighth of Llama 3's) are looked up."""
+    ascii_own = len(boundaries) > 128 and np.array_equal(boundaries[:129], np.arange(129))
+    if not ascii_own:
+        return (np.searchsorted(boundaries, trie.codes, side="right") - 1).astype(np.int32)
+    non_ascii = trie.__dict__.get("_non_ascii")
+    if non_ascii is None:
+        non_ascii = trie.__dict__["_non_ascii"] = np.flatnonzero(trie.codes >= 128)
+    classes = trie.codes.astype(np.int32)
+    classes[non_ascii] = np.searchsorted(boundaries, trie.codes[non_ascii], side="right") - 1
+    return classes
+
+
 def token_trie(vc) -> TokenTrie:
     """The vocabulary's prefix tree, built once and kept on it."""
     trie = vc.__dict__.get("_trie")
@@ -99,9 +114,8 @@ class TokenIndex:
         self.vc, self.boundaries = vc, boundaries
         self.n_classes, self.n_tokens = len(boundaries), len(vc.token_ids)
         self.trie = token_trie(vc)
-        self.node_classes = (np.searchsorted(boundaries, self.trie.codes, side="right") - 1).astype(np.int32)
+        self.node_classes = _classes_of(self.trie, boundaries)
         self.n_words = (self.n_classes + 63) // 64
-        self._buffers = None
 
     @cached_property
     def _below(self) -> tuple[np.ndarray, np.ndarray]:
@@ -120,13 +134,15 @@ class TokenIndex:
 
     def walk_buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The walk's scratch arrays, one node each (the nodes of subtrees taken whole, all False between walks;
-        pending nodes, states, kinds: a node is pending at most once a round), allocated once: fresh megabytes
-        per mask cost more in page faults than the walk."""
-        if self._buffers is None:
+        pending nodes, states, kinds: a node is pending at most once a round), allocated once per vocabulary and
+        shared by every index over it (walks run one at a time): fresh megabytes per mask, or per schema with
+        classes of its own, cost more in page faults than the walk."""
+        buffers = self.trie.__dict__.get("_walk_buffers")
+        if buffers is None:
             n = self.trie.size
-            self._buffers = (np.zeros(n, dtype=bool), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
-                             np.empty(n, dtype=np.int64))
-        return self._buffers
+            buffers = self.trie.__dict__["_walk_buffers"] = (np.zeros(n, dtype=bool), np.empty(n, dtype=np.int64),
+                                                             np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
+        return buffers
 
     @cached_property
     def classes(self) -> np.ndarray:

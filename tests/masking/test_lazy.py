@@ -316,3 +316,17 @@ def test_whole_string_tables_are_the_rows_built_one_by_one(name):
             nxt = {int(t) for e in seen for t in by_row.lex[e][plain]}
             assert min(nxt) >= 0, (name, d)
             seen = nxt
+
+
+@pytest.mark.parametrize("chars", ["", "é", "中文—\U0001F600"])
+def test_node_classes_shortcut_is_the_lookup(vocab, chars):
+    """An index's node classes: ASCII nodes take their code as class (the checker's partition), only the non-ASCII
+    ones are looked up; the same as looking every node up, for the checker's classes and for a pattern's."""
+    from structbench.masking.tabled import vocab_codes
+    from structbench.masking.token_index import TokenIndex
+
+    trie = TokenIndex(vocab_codes(vocab), machine_boundaries()).trie
+    assert (trie.codes >= 128).any() and (trie.codes < 128).any()
+    for boundaries in (machine_boundaries(chars), np.array([0, 48, 58, 0x80 + len(chars), 0x4E00])):
+        looked_up = np.searchsorted(boundaries, trie.codes, side="right") - 1
+        assert np.array_equal(TokenIndex(vocab_codes(vocab), boundaries).node_classes, looked_up)
