@@ -137,7 +137,7 @@ class TrieDense(LazyDense):
 
     def _fill(self, cur: np.ndarray, cls: np.ndarray) -> None:
         states, classes = self._cells(cur, cls)
-        ids = states[np.concatenate(([True], states[1:] != states[:-1]))]  # distinct states (cells come ordered by state)
+        ids = states[np.concatenate(([True], states[1:] != states[:-1]))]  # distinct (cells come ordered by state)
         # A state inside a checked string or key: its cells from the DFA's (a walk asks only for a backslash's or
         # a quote's, which the machine steps; a token's advance asks for plain characters too).
         inside = self._inside(states)

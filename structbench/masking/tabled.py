@@ -600,7 +600,7 @@ def index_vocabulary(vocab: Vocabulary) -> None:
     engine's tokenizer setup)."""
     index = token_index(vocab_codes(vocab), machine_boundaries())
     if trie_walk.compiled():
-        index.below  # noqa: B018 - built now, untimed
+        index.below, index.run_end  # noqa: B018 - built now, untimed
         index.walk_buffers()
         trie_walk.warm_up()
 

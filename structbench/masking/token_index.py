@@ -78,22 +78,24 @@ class TokenTrie:
         self.plain_subtree &= path
         self.plain_tokens = np.zeros(vc.size, dtype=bool)
         self.plain_tokens[vc.token_ids] = path[self.node_of]
+        self.non_ascii = np.flatnonzero(self.codes >= 128)  # the nodes of non-ASCII characters, in preorder
         self.size = len(prefixes)
         self.depth = max((len(p) for p in prefixes), default=0)  # the longest token's length
 
 
+def _ascii_own(boundaries: np.ndarray) -> bool:
+    """Is every ASCII character a class of its own (the checker's classes: a schema naming non-ASCII characters
+    cuts only above)?"""
+    return len(boundaries) > 128 and np.array_equal(boundaries[:129], np.arange(129))
+
+
 def _classes_of(trie: TokenTrie, boundaries: np.ndarray) -> np.ndarray:
-    """The class of every node's character. Where every ASCII character is a class of its own (the checker's
-    classes: a schema naming non-ASCII characters cuts only above), an ASCII character's class is its code, so
-    only the non-ASCII nodes (an eighth of Llama 3's) are looked up."""
-    ascii_own = len(boundaries) > 128 and np.array_equal(boundaries[:129], np.arange(129))
-    if not ascii_own:
+    """The class of every node's character. Where every ASCII character is a class of its own, an ASCII
+    character's class is its code, so only the non-ASCII nodes (an eighth of Llama 3's) are looked up."""
+    if not _ascii_own(boundaries):
         return (np.searchsorted(boundaries, trie.codes, side="right") - 1).astype(np.int32)
-    non_ascii = trie.__dict__.get("_non_ascii")
-    if non_ascii is None:
-        non_ascii = trie.__dict__["_non_ascii"] = np.flatnonzero(trie.codes >= 128)
     classes = trie.codes.astype(np.int32)
-    classes[non_ascii] = np.searchsorted(boundaries, trie.codes[non_ascii], side="right") - 1
+    classes[trie.non_ascii] = np.searchsorted(boundaries, trie.codes[trie.non_ascii], side="right") - 1
     return classes
 
 
@@ -132,16 +134,22 @@ class TokenIndex:
         """Per node, how deep its subtree goes below it (0 for a leaf)."""
         return self._below[1]
 
-    def walk_buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    @cached_property
+    def run_end(self) -> np.ndarray:
+        """Per node, where the run of its next siblings with its class ends (trie_walk.class_runs): a refused node
+        drops them all."""
+        return trie_walk.class_runs(self.trie, self.node_classes, _ascii_own(self.boundaries))
+
+    def walk_buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The walk's scratch arrays, one node each (the nodes of subtrees taken whole, all False between walks;
-        pending nodes, states, kinds: a node is pending at most once a round), allocated once per vocabulary and
-        shared by every index over it (walks run one at a time): fresh megabytes per mask, or per schema with
-        classes of its own, cost more in page faults than the walk."""
+        pending runs' first nodes and ends, states, kinds: a node is pending at most once a round), allocated once
+        per vocabulary and shared by every index over it (walks run one at a time): fresh megabytes per mask, or
+        per schema with classes of its own, cost more in page faults than the walk."""
         buffers = self.trie.__dict__.get("_walk_buffers")
         if buffers is None:
             n = self.trie.size
-            buffers = self.trie.__dict__["_walk_buffers"] = (np.zeros(n, dtype=bool), np.empty(n, dtype=np.int64),
-                                                             np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
+            buffers = self.trie.__dict__["_walk_buffers"] = (np.zeros(n, dtype=bool),) + tuple(
+                np.empty(n, dtype=np.int64) for _ in range(4))
         return buffers
 
     @cached_property

@@ -54,12 +54,15 @@ NEED_CELL, NEED_ROW, NEED_EXIT, NEED_CLOSE = 0, 1, 2, 3
 
 
 def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex_exit, lex_close, plain, node_classes,
-          below, height, subtree, lo, hi, states, modes, token_at, allowed, covered, pend_nodes, pend_states, pend_kinds,
-          stack_size, skip_plain, plain_subtree):
+          below, height, subtree, run_end, lo, hi, states, modes, token_at, allowed, covered, pend_nodes, pend_ends,
+          pend_states, pend_kinds, stack_size, skip_plain, plain_subtree):
     """Read the sibling ranges lo[r]:hi[r] from states[r] in modes[r], and their subtrees. Marks in `allowed` the
     token ending at each node read (token_at[node], -1 for none), and in `covered` the nodes of subtrees taken
-    whole (their tokens are gathered after: one pass beats a random write per token); returns the pending nodes'
-    count (written to pend_*), the nodes looked at, and the span of the nodes covered (first, end; empty if none)."""
+    whole (their tokens are gathered after: one pass beats a random write per token); returns the pending ranges'
+    count (written to pend_*), the nodes looked at, and the span of the nodes covered (first, end; empty if none).
+    A lookup depends on the node's class alone, so a refused node drops the run of its siblings with its class
+    (`run_end`: Llama 3's root has 3,970 non-ASCII children in the checker's three non-ASCII classes), and a
+    pending one sets the run aside as one range."""
     n_pend = 0
     cov_lo = subtree.shape[0]
     cov_hi = 0
@@ -93,6 +96,8 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex
                     nxt += row_base[state]
                 elif nxt == UNKNOWN:
                     pend_nodes[n_pend] = node
+                    pend_ends[n_pend] = run_end[node]
+                    st_pos[top] = run_end[node]
                     pend_states[n_pend] = state
                     pend_kinds[n_pend] = NEED_ROW
                     n_pend += 1
@@ -101,6 +106,8 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex
                     nxt = lex_close[state]
                     if nxt == UNKNOWN:
                         pend_nodes[n_pend] = node
+                        pend_ends[n_pend] = run_end[node]
+                        st_pos[top] = run_end[node]
                         pend_states[n_pend] = state
                         pend_kinds[n_pend] = NEED_CLOSE
                         n_pend += 1
@@ -110,6 +117,8 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex
                     state = lex_exit[state]
                     if state == UNKNOWN:
                         pend_nodes[n_pend] = node
+                        pend_ends[n_pend] = run_end[node]
+                        st_pos[top] = run_end[node]
                         pend_states[n_pend] = st_state[top]
                         pend_kinds[n_pend] = NEED_EXIT
                         n_pend += 1
@@ -120,11 +129,14 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex
                 nxt = trans[state, c]
             if nxt == UNKNOWN:  # a machine cell not computed yet
                 pend_nodes[n_pend] = node
+                pend_ends[n_pend] = run_end[node]
+                st_pos[top] = run_end[node]
                 pend_states[n_pend] = state
                 pend_kinds[n_pend] = NEED_CELL
                 n_pend += 1
                 continue
-            if nxt < 0:
+            if nxt < 0:  # refused: so are its siblings of its class
+                st_pos[top] = run_end[node]
                 continue
             if mode == MACHINE and enter[nxt] >= 0:  # into a checked string or key: on in string mode
                 nxt = enter[nxt]
@@ -186,14 +198,28 @@ def _classes_below(parent, node_classes, n_words):
     return below, height
 
 
+def _class_runs(parent, subtree, node_classes, nodes, run_end):
+    """Per node among `nodes` (ascending), where the run of its following siblings with its class ends (the first
+    sibling of another class, or the parent's end), written to run_end, which holds each node's next sibling:
+    children come in code-point order and a class is an interval, so a class's children are consecutive."""
+    n = parent.shape[0]
+    for k in range(nodes.shape[0] - 1, -1, -1):
+        i = nodes[k]
+        p = parent[i]
+        end = n if p < 0 else p + subtree[p]
+        nxt = i + subtree[i]  # the next sibling, if below `end`
+        if nxt < end and node_classes[nxt] == node_classes[i]:
+            run_end[i] = run_end[nxt]
+
+
 @cache
 def _kernels():
-    """The compiled walk, the classes-below pass and the covered tokens' gather (numba imported on first need:
-    it takes a while)."""
+    """The compiled walk, the classes-below pass, the covered tokens' gather and the class runs (numba imported
+    on first need: it takes a while)."""
     from numba import njit
 
     return (njit(cache=True, nogil=True)(_walk), njit(cache=True, nogil=True)(_classes_below),
-            njit(cache=True, nogil=True)(_gather_covered))
+            njit(cache=True, nogil=True)(_gather_covered), njit(cache=True, nogil=True)(_class_runs))
 
 
 @cache
@@ -205,6 +231,19 @@ def compiled() -> bool:
 def classes_below(parent: np.ndarray, node_classes: np.ndarray, n_words: int) -> tuple[np.ndarray, np.ndarray]:
     """Per node, the classes below it as bits, and how deep its subtree goes."""
     return _kernels()[1](parent, node_classes, n_words)
+
+
+def class_runs(trie, node_classes: np.ndarray, ascii_own: bool) -> np.ndarray:
+    """Per node, the end of the run of its next siblings with its class (see _class_runs). Where every ASCII
+    character is a class of its own, an ASCII node's run is itself, and only the non-ASCII nodes are looked at."""
+    n = trie.size
+    next_sibling = trie.__dict__.get("_next_sibling")
+    if next_sibling is None:
+        next_sibling = trie.__dict__["_next_sibling"] = np.arange(n, dtype=np.int64) + trie.subtree
+    run_end = next_sibling.copy()
+    nodes = trie.non_ascii if ascii_own else np.arange(n, dtype=np.int64)
+    _kernels()[3](trie.parent, trie.subtree, node_classes, nodes, run_end)
+    return run_end
 
 
 def loop_bits(row: np.ndarray, state: int, n_words: int) -> np.ndarray:
@@ -228,16 +267,18 @@ def bool_bits(on: np.ndarray, n_words: int) -> np.ndarray:
 
 def warm_up() -> None:
     """Compile the walk now (or load it from numba's cache), with the argument types masks use."""
-    walk_kernel, below_kernel, gather_kernel = _kernels()
+    walk_kernel, below_kernel, gather_kernel, runs_kernel = _kernels()
     one = np.zeros(1, dtype=np.int64)
     unknown = np.full(1, UNKNOWN, dtype=np.int64)
     walk_kernel(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), one - 1,
                 np.full((1, 1), -1, dtype=np.int32), one.copy(), one.copy(), one.copy(), unknown, unknown.copy(),
                 np.zeros(1, np.uint64), np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one.copy(),
-                np.ones(1, np.int64), one, one + 1, one, one.copy(), np.full(1, -1, np.int64), np.zeros(1, bool),
-                np.zeros(1, bool), one.copy(), one.copy(), one.copy(), 3, False, np.zeros(1, bool))
+                np.ones(1, np.int64), one + 1, one, one + 1, one, one.copy(), np.full(1, -1, np.int64),
+                np.zeros(1, bool), np.zeros(1, bool), one.copy(), one.copy(), one.copy(), one.copy(), 3, False,
+                np.zeros(1, bool))
     below_kernel(np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), 1)
     gather_kernel(np.zeros(1, bool), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, bool), 0, 1)
+    runs_kernel(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, np.int32), one.copy(), one + 1)
 
 
 def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray, skip_plain: bool = False) -> int:
@@ -249,30 +290,31 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
     grow as states are met); fill(states, classes) computes machine cells a round left pending; `strings`
     (string mode's tables, a StringRows: rows(rows), exits_for(rows), closes_for(rows)) computes the rest."""
     trie = index.trie
-    covered, pend_nodes, pend_states, pend_kinds = index.walk_buffers()
+    covered, pend_nodes, pend_ends, pend_states, pend_kinds = index.walk_buffers()
     lo, hi = np.array([0], dtype=np.int64), np.array([trie.size], dtype=np.int64)
     states, modes = np.array([start], dtype=np.int64), np.array([mode], dtype=np.int64)
     try:
-        return _rounds(index, tables, fill, strings, allowed, covered, pend_nodes, pend_states, pend_kinds, lo, hi,
-                       states, modes, skip_plain)
+        return _rounds(index, tables, fill, strings, allowed, covered, (pend_nodes, pend_ends, pend_states, pend_kinds),
+                       lo, hi, states, modes, skip_plain)
     except BaseException:
         covered[:] = False  # shared by the next walk: a walk stopped midway (a budget) must leave it clean
         raise
 
 
-def _rounds(index, tables, fill, strings, allowed, covered, pend_nodes, pend_states, pend_kinds, lo, hi, states,
-            modes, skip_plain) -> int:
+def _rounds(index, tables, fill, strings, allowed, covered, pending, lo, hi, states, modes, skip_plain) -> int:
     """walk's rounds: the compiled walk, then what it set aside computed in Python, until nothing is pending."""
     trie = index.trie
+    pend_nodes, pend_ends, pend_states, pend_kinds = pending
     cov_lo, cov_hi = trie.size, 0
     total = 0
     while True:
         trans, loops, known, enter = tables()
         n_pend, steps, lo_, hi_ = _kernels()[0](trans, loops, known, enter, strings.lex, strings.run, strings.lex_row,
                                             strings.base, strings.exits, strings.closes, strings.plain,
-                                            index.node_classes, index.below, index.height, trie.subtree, lo, hi,
-                                            states, modes, trie.token_at, allowed, covered, pend_nodes, pend_states,
-                                            pend_kinds, trie.depth + 2, skip_plain, trie.plain_subtree)
+                                            index.node_classes, index.below, index.height, trie.subtree,
+                                            index.run_end, lo, hi, states, modes, trie.token_at, allowed, covered,
+                                            pend_nodes, pend_ends, pend_states, pend_kinds, trie.depth + 2, skip_plain,
+                                            trie.plain_subtree)
         total += steps
         cov_lo, cov_hi = min(cov_lo, lo_), max(cov_hi, hi_)
         if not n_pend:
@@ -284,7 +326,7 @@ def _rounds(index, tables, fill, strings, allowed, covered, pend_nodes, pend_sta
         lo = pend_nodes[:n_pend].copy()
         states = pend_states[:n_pend].copy()
         kinds = pend_kinds[:n_pend]
-        hi = lo + 1
+        hi = pend_ends[:n_pend].copy()
         cell = kinds == NEED_CELL
         if cell.any():
             fill(states[cell], index.node_classes[lo[cell]])

@@ -330,3 +330,24 @@ def test_node_classes_shortcut_is_the_lookup(vocab, chars):
     for boundaries in (machine_boundaries(chars), np.array([0, 48, 58, 0x80 + len(chars), 0x4E00])):
         looked_up = np.searchsorted(boundaries, trie.codes, side="right") - 1
         assert np.array_equal(TokenIndex(vocab_codes(vocab), boundaries).node_classes, looked_up)
+
+
+@pytest.mark.parametrize("chars", ["", "é", "中文—\U0001F600"])
+def test_class_runs_end_at_the_first_sibling_of_another_class(vocab, chars):
+    """A refused node drops its siblings of its class: each node's run ends at the first later sibling of another
+    class (or its parent's end), for the checker's classes (only non-ASCII nodes looked at) and a pattern's."""
+    from structbench.masking.tabled import vocab_codes
+    from structbench.masking.token_index import TokenIndex
+
+    for boundaries in (machine_boundaries(chars), np.array([0, 48, 58, 0x80 + len(chars), 0x4E00])):
+        index = TokenIndex(vocab_codes(vocab), boundaries)
+        trie, classes, run_end = index.trie, index.node_classes, index.run_end
+        rng = np.random.default_rng(len(chars))
+        for node in np.concatenate([np.flatnonzero(trie.parent < 0)[:50], rng.integers(0, trie.size, 3000)]):
+            p = trie.parent[node]
+            end = trie.size if p < 0 else p + trie.subtree[p]
+            expect = node + trie.subtree[node]
+            while expect < end and classes[expect] == classes[node]:
+                expect += trie.subtree[expect]
+            assert run_end[node] == expect
+        assert (run_end > np.arange(trie.size)).all()
