@@ -62,18 +62,15 @@ _LITERALS = {"t": "true", "f": "false", "n": "null"}
 # Phases, by what they let come next.
 _BEFORE_MEMBER = frozenset({OPEN, AFTER_COMMA})  # a key, or an item
 _MAY_CLOSE = frozenset({OPEN, AFTER_VALUE})  # } or ]
-
-
-_VALUE_START = '{["-0123456789tfn'  # the first characters _open_value reads
-_NUMBER_READS = "0123456789.eE+-" + JSON_WHITESPACE + ",}]"
+# A value kind's first characters (kinds as nodes list them: the literals by word).
+_KIND_STARTS = {"object": "{", "array": "[", "string": '"', "number": "-0123456789", "true": "t", "false": "f",
+                "null": "n"}
 _PLAIN_REPS = ("\x7f", "\U0010ffff")  # plain characters to stand for the others (not in any property name, surely)
-_MAY_READ = {  # (kind, phase) -> a superset of what _step_object / _step_array / _step_root read there
+_MAY_READ = {  # (kind, phase) -> a superset of what _step_object / _step_array / _step_root read there (values:
+    # may_read asks the node)
     (OBJECT, OPEN): JSON_WHITESPACE + '"}', (OBJECT, AFTER_COMMA): JSON_WHITESPACE + '"',
     (OBJECT, AFTER_VALUE): JSON_WHITESPACE + ",}", (OBJECT, COLON): JSON_WHITESPACE + ":",
-    (OBJECT, VALUE): JSON_WHITESPACE + _VALUE_START,
-    (ARRAY, OPEN): JSON_WHITESPACE + "]" + _VALUE_START, (ARRAY, AFTER_VALUE): JSON_WHITESPACE + ",]",
-    (ARRAY, AFTER_COMMA): JSON_WHITESPACE + _VALUE_START,
-    (ROOT, VALUE): JSON_WHITESPACE + _VALUE_START, (ROOT, DONE): JSON_WHITESPACE,
+    (ARRAY, AFTER_VALUE): JSON_WHITESPACE + ",]", (ROOT, DONE): JSON_WHITESPACE,
 }
 
 
@@ -100,6 +97,8 @@ class SchemaChecker(ObjectKeys):
         self._key_indexes: dict = {}  # node id -> its property names sorted, and their children (ObjectKeys)
         self._key_tries: dict = {}  # key context (its frame, text "") -> the DFA of its plain characters (ObjectKeys)
         self._name_trees: dict = {}  # (node id, names, None for all) -> that DFA, shared by contexts (ObjectKeys)
+        self._starts: dict = {}  # node id -> the first characters of its values (may_read)
+        self._number_reads: dict = {}  # (node id, number DFA state) -> the characters the DFA moves on (may_read)
         if self._ordered:
             for node in self.nodes:
                 if node.properties and "object" in node.kinds and not node.alts and (not node.strict or node.patterns):
@@ -141,10 +140,21 @@ class SchemaChecker(ObjectKeys):
                 return None
             n = len(top.text)
             return '"\\' + "".join({name[n] for name in self._names_from(top.node, top.text) if len(name) > n})
+        if top.phase == VALUE and kind in (OBJECT, ROOT, ALT):  # a value of a known node: only its kinds' starts
+            return (JSON_WHITESPACE if kind != ALT else "") + self._value_starts(top.child if kind == OBJECT else
+                                                                                top.node)
+        if kind == ARRAY and top.phase in _BEFORE_MEMBER:
+            child = self._item_node(top)
+            return JSON_WHITESPACE + ("]" if top.phase == OPEN else "") + \
+                ("" if child is None else self._value_starts(child))
         if kind == OBJECT or kind == ARRAY or kind == ROOT:
             return _MAY_READ.get((kind, top.phase))
-        if kind == NUMBER:  # its own characters, or (once whole) what its parent reads after a value
-            return _NUMBER_READS
+        if kind == NUMBER:  # its DFA's next characters, and (once whole) what its parent reads after a value
+            reads = self._number_moves(top.node, top.at)
+            if reads is None or top.at not in self.nodes[top.node].number_dfa.accepting:
+                return reads
+            after = self.may_read(self._close(stack))
+            return None if after is None else reads + after
         if kind == LITERAL:
             return top.text[top.at]
         if kind == UNION:  # what any branch could read, and what follows the union where a branch may end here
@@ -157,6 +167,30 @@ class SchemaChecker(ObjectKeys):
                 reads.update(got)
             return "".join(sorted(reads))
         return None
+
+    def _value_starts(self, node_id: int) -> str:
+        """The first characters a value of this node may have (what _open_value reads), from its kinds."""
+        found = self._starts.get(node_id)
+        if found is None:
+            node = self.nodes[node_id]
+            if node.alts:
+                found = "".join(sorted({ch for alt in node.alts if self.nodes[alt].kinds
+                                        for ch in self._value_starts(alt)}))
+            else:
+                found = "".join(_KIND_STARTS[k] for k in sorted(node.kinds) if k in _KIND_STARTS)
+            self._starts[node_id] = found
+        return found
+
+    def _number_moves(self, node_id: int, at: int) -> str | None:
+        """The characters a number's DFA moves on from state `at` (None: too many to list)."""
+        key = (node_id, at)
+        found = self._number_reads.get(key, False)
+        if found is False:
+            moves = self.nodes[node_id].number_dfa.moves[at]
+            found = None if sum(hi - lo + 1 for lo, hi, _ in moves) > 64 else \
+                "".join(chr(c) for lo, hi, _ in moves for c in range(lo, hi + 1))
+            self._number_reads[key] = found
+        return found
 
     def plain_default(self, stack: Stack) -> tuple[str, str] | None:
         """(rep, special): every character from U+0020 up but the quote, the backslash and those in `special` steps
