@@ -198,6 +198,25 @@ def _classes_below(parent, node_classes, n_words):
     return below, height
 
 
+def _non_ascii_below(ascii_below, parent, node_classes, non_ascii, n_words):
+    """`below` (see _classes_below) for classes where every ASCII character is a class of its own (0-127, words 0
+    and 1, as in `ascii_below`): the ASCII bits copied, each non-ASCII node's class bit set up its ancestors until
+    one has it already (then all above it do)."""
+    below = np.zeros((parent.shape[0], n_words), np.uint64)
+    below[:, 0] = ascii_below[:, 0]
+    below[:, 1] = ascii_below[:, 1]
+    for k in range(non_ascii.shape[0]):
+        n = non_ascii[k]
+        c = node_classes[n]
+        w = c // 64
+        bit = np.uint64(1) << np.uint64(c % 64)
+        p = parent[n]
+        while p >= 0 and not below[p, w] & bit:
+            below[p, w] |= bit
+            p = parent[p]
+    return below
+
+
 def _class_runs(parent, subtree, node_classes, nodes, run_end):
     """Per node among `nodes` (ascending), where the run of its following siblings with its class ends (the first
     sibling of another class, or the parent's end), written to run_end, which holds each node's next sibling:
@@ -219,7 +238,8 @@ def _kernels():
     from numba import njit
 
     return (njit(cache=True, nogil=True)(_walk), njit(cache=True, nogil=True)(_classes_below),
-            njit(cache=True, nogil=True)(_gather_covered), njit(cache=True, nogil=True)(_class_runs))
+            njit(cache=True, nogil=True)(_gather_covered), njit(cache=True, nogil=True)(_class_runs),
+            njit(cache=True, nogil=True)(_non_ascii_below))
 
 
 @cache
@@ -231,6 +251,13 @@ def compiled() -> bool:
 def classes_below(parent: np.ndarray, node_classes: np.ndarray, n_words: int) -> tuple[np.ndarray, np.ndarray]:
     """Per node, the classes below it as bits, and how deep its subtree goes."""
     return _kernels()[1](parent, node_classes, n_words)
+
+
+def non_ascii_below(ascii_below: np.ndarray, parent: np.ndarray, node_classes: np.ndarray, non_ascii: np.ndarray,
+                    n_words: int) -> np.ndarray:
+    """`below` from another partition's where both make every ASCII character a class of its own (see
+    _non_ascii_below): only the non-ASCII nodes' ancestors are walked."""
+    return _kernels()[4](ascii_below, parent, node_classes, non_ascii, n_words)
 
 
 def class_runs(trie, node_classes: np.ndarray, ascii_own: bool) -> np.ndarray:
@@ -267,7 +294,7 @@ def bool_bits(on: np.ndarray, n_words: int) -> np.ndarray:
 
 def warm_up() -> None:
     """Compile the walk now (or load it from numba's cache), with the argument types masks use."""
-    walk_kernel, below_kernel, gather_kernel, runs_kernel = _kernels()
+    walk_kernel, below_kernel, gather_kernel, runs_kernel, non_ascii_kernel = _kernels()
     one = np.zeros(1, dtype=np.int64)
     unknown = np.full(1, UNKNOWN, dtype=np.int64)
     walk_kernel(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), one - 1,
@@ -279,6 +306,7 @@ def warm_up() -> None:
     below_kernel(np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), 1)
     gather_kernel(np.zeros(1, bool), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, bool), 0, 1)
     runs_kernel(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, np.int32), one.copy(), one + 1)
+    non_ascii_kernel(np.zeros((1, 3), np.uint64), np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), one.copy(), 3)
 
 
 def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray, skip_plain: bool = False) -> int:

@@ -351,3 +351,17 @@ def test_class_runs_end_at_the_first_sibling_of_another_class(vocab, chars):
                 expect += trie.subtree[expect]
             assert run_end[node] == expect
         assert (run_end > np.arange(trie.size)).all()
+
+
+@pytest.mark.parametrize("chars", ["é", "中文—\U0001F600", "".join(map(chr, range(0x100, 0x180)))])
+def test_classes_below_from_the_ascii_index_are_the_full_pass(vocab, chars):
+    """A schema naming non-ASCII characters: its classes below each node come from the checker's index (ASCII bits
+    kept, only non-ASCII nodes' ancestors walked), the same as the full pass over every node."""
+    from structbench.masking.tabled import vocab_codes
+    from structbench.masking.token_index import TokenIndex
+
+    index = TokenIndex(vocab_codes(vocab), machine_boundaries(chars))
+    below, height = trie_walk.classes_below(index.trie.parent, index.node_classes, index.n_words)
+    assert index.n_words >= (3 if len(chars) < 20 else 4)
+    assert np.array_equal(index.below, below) and np.array_equal(index.height, height)
+    assert (index.below[:, 2:] != 0).any()
