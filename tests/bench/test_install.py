@@ -21,6 +21,7 @@ def test_pyproject_lists_every_package():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "structbench").rglob("__init__.py")}
     found |= {"structbench.experiments", "structbench.conf"}
+    found |= {f"structbench.conf.{d.name}" for d in (ROOT / "conf").iterdir() if d.is_dir() and any(d.glob("*.yaml"))}
     assert listed == found
 
 
