@@ -18,7 +18,8 @@ one table lookup a node, as llguidance's toktrie does. It reads in one of two mo
 A walk in machine mode that reaches a machine state inside such a string (`enter[state]`, its row; -1 for
 none) goes on in string mode there: a string's inside costs no machine state wherever a token enters it.
 
-Two shortcuts: a refused node drops its subtree (every token through it); and a subtree whose characters the
+Two shortcuts: a refused node drops its subtree (every token through it), and the following siblings of its class
+(`run_end`: a lookup depends on the class alone); and a subtree whose characters the
 state reads without fail is taken whole without looking at it: in machine mode where the state loops on every
 class found below the node (`loops[state]`, known once its row is), in string mode where every class below is
 plain and the DFA takes any plain character for at least as many steps as the subtree is deep (`lex_run`:
