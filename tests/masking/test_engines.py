@@ -37,7 +37,8 @@ def test_a_refusal_is_read_once_from_the_engines_words(error, unsupported):
         _Refusing(error).compile("schema", {})
     e = info.value
     assert e.engine == "fake" and e.unsupported is unsupported and e.__cause__ is error
-    assert e.message == (str(error).splitlines()[0] if str(error) else type(error).__name__)
+    first = str(error).splitlines()[0] if str(error) else type(error).__name__
+    assert e.message == first.removeprefix("[18:05:52] ")  # xgrammar's clock time is not part of its verdict
 
 
 @pytest.mark.parametrize("error", [CompileTimeout(), RecursionError("deep")])
@@ -55,8 +56,8 @@ def test_coverage_classifies_a_refusal_by_type():
 
     msg = "llguidance cannot compile the task: at 2(8): failed to compile JSON schema: Unimplemented keys: [\"not\"]"
     assert classify_error(rejected(ValueError(msg))) == ("unsupported", msg)
-    msg = "[18:06:18] /project/cpp/regex_converter.cc:43: The regex must not contain null characters."
-    assert classify_error(rejected(RuntimeError(msg + "\nStack trace"))) == ("error", f"RuntimeError: {msg}")
+    msg = "/project/cpp/regex_converter.cc:43: The regex must not contain null characters."
+    assert classify_error(rejected(RuntimeError("[18:06:18] " + msg + "\nStack trace"))) == ("error", f"RuntimeError: {msg}")
     assert classify_error(ValueError("not supported, but not an engine's word")) == (
         "error", "ValueError: not supported, but not an engine's word")
     assert classify_error(CompileTimeout()) == ("timeout", "")

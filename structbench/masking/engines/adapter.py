@@ -10,6 +10,7 @@ only turns a task into a matcher with `reset / fill / accept / complete`.
 from __future__ import annotations
 
 import importlib
+import re
 
 import numpy as np
 
@@ -18,6 +19,10 @@ from structbench.extras import install_line
 from structbench.lm.vocab import Vocabulary
 from structbench.masking.bitmask import unpack_bits
 from structbench.masking.protocol import WorkCounter
+
+# A log line's clock time, which xgrammar puts before its messages: a refusal's text must not change with the hour
+# (the same schema gives the same row).
+_CLOCK = re.compile(r"^\[\d{2}:\d{2}:\d{2}\] ")
 
 # The engines' own words for input outside what they support (llguidance's "Unimplemented keys" and
 # "Unknown format", outlines-core's "Unsupported JSON Schema structure", "... is not supported" in all three):
@@ -49,7 +54,7 @@ class EngineAdapter:
         except (StructbenchError, RecursionError):
             raise  # a compile timeout, or a schema too deep for Python itself: not the engine's verdict
         except Exception as e:  # noqa: BLE001 - whatever the engine raises is its refusal
-            message = str(e).splitlines()[0] if str(e) else type(e).__name__
+            message = _CLOCK.sub("", str(e).splitlines()[0]) if str(e) else type(e).__name__
             raise EngineRejected(self.name, message, self.says_unsupported(message)) from e
 
     def says_unsupported(self, message: str) -> bool:
