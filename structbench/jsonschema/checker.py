@@ -141,8 +141,8 @@ class SchemaChecker(ObjectKeys):
             n = len(top.text)
             return '"\\' + "".join({name[n] for name in self._names_from(top.node, top.text) if len(name) > n})
         if top.phase == VALUE and kind in (OBJECT, ROOT, ALT):  # a value of a known node: only its kinds' starts
-            return (JSON_WHITESPACE if kind != ALT else "") + self._value_starts(top.child if kind == OBJECT else
-                                                                                top.node)
+            node = top.child if kind == OBJECT else top.node
+            return ("" if kind == ALT else JSON_WHITESPACE) + self._value_starts(node)
         if kind == ARRAY and top.phase in _BEFORE_MEMBER:
             child = self._item_node(top)
             return JSON_WHITESPACE + ("]" if top.phase == OPEN else "") + \

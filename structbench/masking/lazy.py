@@ -21,6 +21,7 @@ from structbench.masking.string_mode import StringRows
 from structbench.masking.tabled import (
     LazyDense,
     TabledConstraint,
+    distinct,
     machine_boundaries,
     pattern_boundaries,
     steps_taken,
@@ -137,7 +138,7 @@ class TrieDense(LazyDense):
 
     def _fill(self, cur: np.ndarray, cls: np.ndarray) -> None:
         states, classes = self._cells(cur, cls)
-        ids = states[np.concatenate(([True], states[1:] != states[:-1]))]  # distinct (cells come ordered by state)
+        ids = distinct(states)
         # A state inside a checked string or key: its cells from the DFA's (a walk asks only for a backslash's or
         # a quote's, which the machine steps; a token's advance asks for plain characters too).
         inside = self._inside(states)
@@ -145,7 +146,7 @@ class TrieDense(LazyDense):
             self._string_cells(states[inside], classes[inside])
             states, classes = states[~inside], classes[~inside]
         for i in ids[~self._expanded[ids]].tolist():
-            if i not in self._hinted and not self._expanded[i] and self._content_at(i) is None:
+            if i not in self._hinted and self._content_at(i) is None:
                 self._apply_hints(i)
         self._fill_cells(states, classes)
         # A state many nodes wait on is worth its whole row: once its loops are known, the walk takes the

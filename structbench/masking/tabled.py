@@ -134,6 +134,11 @@ class TabledConstraint:
         return () if self.split is None else (self.split.top_dense, self.split.full_dense)
 
 
+def distinct(ordered: np.ndarray) -> np.ndarray:
+    """The distinct values of an ordered array (the states of cells, which come ordered by state)."""
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+
+
 def pattern_constraint(dfa: DFA, vocab: Vocabulary) -> TabledConstraint:
     return TabledConstraint(PatternMachine(dfa), vocab, pattern_boundaries(dfa), eager=True)
 
@@ -409,7 +414,7 @@ class LazyDense:
         machine's hints make it cheap."""
         states, classes = self._cells(cur, cls)
         if self.EXPAND_HINTED:
-            hinted = [i for i in np.unique(states).tolist() if not self._expanded[i] and self._hints_of(i)[0] is not None]
+            hinted = [i for i in distinct(states).tolist() if not self._expanded[i] and self._hints_of(i)[0] is not None]
             if hinted:
                 self._expand(hinted)
         self._fill_cells(states, classes)

@@ -89,7 +89,7 @@ def _ascii_own(boundaries: np.ndarray) -> bool:
     return len(boundaries) > 128 and np.array_equal(boundaries[:129], np.arange(129))
 
 
-def _classes_of(trie: TokenTrie, boundaries: np.ndarray) -> np.ndarray:
+def _node_classes(trie: TokenTrie, boundaries: np.ndarray) -> np.ndarray:
     """The class of every node's character. Where every ASCII character is a class of its own, an ASCII
     character's class is its code, so only the non-ASCII nodes (an eighth of Llama 3's) are looked up."""
     if not _ascii_own(boundaries):
@@ -116,7 +116,7 @@ class TokenIndex:
         self.vc, self.boundaries = vc, boundaries
         self.n_classes, self.n_tokens = len(boundaries), len(vc.token_ids)
         self.trie = token_trie(vc)
-        self.node_classes = _classes_of(self.trie, boundaries)
+        self.node_classes = _node_classes(self.trie, boundaries)
         self.n_words = (self.n_classes + 63) // 64
 
     @cached_property
