@@ -607,6 +607,7 @@ def index_vocabulary(vocab: Vocabulary) -> None:
     if trie_walk.compiled():
         index.below, index.run_end  # noqa: B018 - built now, untimed
         index.walk_buffers()
+        trie_walk.trie_arrays(index.trie)
         trie_walk.warm_up()
 
 

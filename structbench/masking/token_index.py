@@ -151,16 +151,15 @@ class TokenIndex:
         drops them all."""
         return trie_walk.class_runs(self.trie, self.node_classes, _ascii_own(self.boundaries))
 
-    def walk_buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The walk's scratch arrays, one node each (the nodes of subtrees taken whole, all False between walks;
-        pending runs' first nodes and ends, states, kinds: a node is pending at most once a round), allocated once
-        per vocabulary and shared by every index over it (walks run one at a time): fresh megabytes per mask, or
-        per schema with classes of its own, cost more in page faults than the walk."""
+    def walk_buffers(self) -> tuple[np.ndarray, ...]:
+        """The walk's scratch arrays, one entry a node (a node's subtree is covered, or its run pending, at most once
+        a walk): covered ranges' starts and ends, pending runs' first nodes and ends, states and kinds. Allocated once
+        per vocabulary and shared by every index over it (walks run one at a time): fresh megabytes per mask, or per
+        schema with classes of its own, cost more in page faults than the walk."""
         buffers = self.trie.__dict__.get("_walk_buffers")
         if buffers is None:
-            n = self.trie.size
-            buffers = self.trie.__dict__["_walk_buffers"] = (np.zeros(n, dtype=bool),) + tuple(
-                np.empty(n, dtype=np.int64) for _ in range(4))
+            buffers = self.trie.__dict__["_walk_buffers"] = tuple(np.empty(self.trie.size, dtype=np.int64)
+                                                                  for _ in range(6))
         return buffers
 
     @cached_property

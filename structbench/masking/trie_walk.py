@@ -55,18 +55,17 @@ NEED_CELL, NEED_ROW, NEED_EXIT, NEED_CLOSE = 0, 1, 2, 3
 
 
 def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex_exit, lex_close, plain, node_classes,
-          below, height, subtree, run_end, lo, hi, states, modes, token_at, allowed, covered, pend_nodes, pend_ends,
-          pend_states, pend_kinds, stack_size, skip_plain, plain_subtree):
+          below, height, subtree, run_end, lo, hi, states, modes, token_at, allowed, cov_starts, cov_ends, n_cov,
+          pend_nodes, pend_ends, pend_states, pend_kinds, stack_size, skip_plain, nonplain_next):
     """Read the sibling ranges lo[r]:hi[r] from states[r] in modes[r], and their subtrees. Marks in `allowed` the
-    token ending at each node read (token_at[node], -1 for none), and in `covered` the nodes of subtrees taken
-    whole (their tokens are gathered after: one pass beats a random write per token); returns the pending ranges'
-    count (written to pend_*), the nodes looked at, and the span of the nodes covered (first, end; empty if none).
+    token ending at each node read (token_at[node], -1 for none), and appends to cov_starts/cov_ends (after the
+    n_cov ranges there) the node range of each subtree taken whole (its tokens are gathered after the last round);
+    returns the pending ranges' count (written to pend_*), the nodes looked at, and the covered ranges' count.
     A lookup depends on the node's class alone, so a refused node drops the run of its siblings with its class
     (`run_end`: Llama 3's root has 3,970 non-ASCII children in the checker's three non-ASCII classes), and a
-    pending one sets the run aside as one range."""
+    pending one sets the run aside as one range. With skip_plain, siblings whose subtrees are plain only are
+    jumped over (`nonplain_next`: Llama 3's root has 3,990 of them among 4,098 children)."""
     n_pend = 0
-    cov_lo = subtree.shape[0]
-    cov_hi = 0
     steps = 0
     n_words = below.shape[1]
     st_pos = np.empty(stack_size, np.int64)
@@ -81,12 +80,12 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex
         st_mode[0] = modes[r]
         while top >= 0:
             node = st_pos[top]
+            if skip_plain and node < st_end[top]:  # the siblings whose tokens are plain only: allowed already
+                node = nonplain_next[node]
             if node >= st_end[top]:
                 top -= 1
                 continue
             st_pos[top] = node + subtree[node]  # the next sibling
-            if skip_plain and plain_subtree[node]:  # its tokens are plain only: allowed already
-                continue
             state = st_state[top]
             mode = st_mode[top]
             c = node_classes[node]
@@ -159,27 +158,39 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex
                         whole = False
                         break
             if whole:
-                covered[node + 1:node + subtree[node]] = True
-                cov_lo = min(cov_lo, node + 1)
-                cov_hi = max(cov_hi, node + subtree[node])
+                cov_starts[n_cov] = node + 1
+                cov_ends[n_cov] = node + subtree[node]
+                n_cov += 1
                 continue
             top += 1
             st_pos[top] = node + 1
             st_end[top] = node + subtree[node]
             st_state[top] = nxt
             st_mode[top] = mode
-    return n_pend, steps, cov_lo, cov_hi
+    return n_pend, steps, n_cov
 
 
-def _gather_covered(covered, ends, end_ids, allowed, lo, hi):
-    """allowed[end_ids[k]] |= covered[ends[k]] for the token-ending nodes `ends` (in preorder) within lo:hi, the
-    span covered; and covered cleared there for the next walk. In preorder the reads are a stream and only the
-    covered tokens are written (a pass in token order reads `covered` at random: twice as slow when part of the
-    tree is covered)."""
-    for k in range(np.searchsorted(ends, lo), np.searchsorted(ends, hi)):
-        if covered[ends[k]]:
+def _gather_covered(first_end, end_ids, allowed, cov_starts, cov_ends, n_cov):
+    """allowed[t] = True for the tokens t ending inside the n_cov covered node ranges: the token-ending nodes of a
+    range a:b are ends[first_end[a]:first_end[b]] (first_end: per node, the first token end at or after it), so a
+    range costs its tokens alone, however far apart the ranges lie."""
+    for r in range(n_cov):
+        for k in range(first_end[cov_starts[r]], first_end[cov_ends[r]]):
             allowed[end_ids[k]] = True
-    covered[lo:hi] = False
+
+
+def _nonplain_next(parent, subtree, plain_subtree, out):
+    """Per node, the first of it and its following siblings whose subtree is not plain only (else the parent's
+    end), written to out: one pass backwards, a next sibling comes after its node."""
+    n = parent.shape[0]
+    for i in range(n - 1, -1, -1):
+        if not plain_subtree[i]:
+            out[i] = i
+            continue
+        p = parent[i]
+        end = n if p < 0 else p + subtree[p]
+        nxt = i + subtree[i]
+        out[i] = out[nxt] if nxt < end else nxt
 
 
 def _classes_below(parent, node_classes, n_words):
@@ -234,13 +245,13 @@ def _class_runs(parent, subtree, node_classes, nodes, run_end):
 
 @cache
 def _kernels():
-    """The compiled walk, the classes-below pass, the covered tokens' gather and the class runs (numba imported
-    on first need: it takes a while)."""
+    """The compiled walk, the classes-below pass, the covered tokens' gather, the class runs, the classes below
+    from another partition's and the plain siblings' skips (numba imported on first need: it takes a while)."""
     from numba import njit
 
     return (njit(cache=True, nogil=True)(_walk), njit(cache=True, nogil=True)(_classes_below),
             njit(cache=True, nogil=True)(_gather_covered), njit(cache=True, nogil=True)(_class_runs),
-            njit(cache=True, nogil=True)(_non_ascii_below))
+            njit(cache=True, nogil=True)(_non_ascii_below), njit(cache=True, nogil=True)(_nonplain_next))
 
 
 @cache
@@ -274,6 +285,19 @@ def class_runs(trie, node_classes: np.ndarray, ascii_own: bool) -> np.ndarray:
     return run_end
 
 
+def trie_arrays(trie) -> tuple[np.ndarray, np.ndarray]:
+    """(first_end, nonplain_next) of the vocabulary's prefix tree, built once and kept on it: per node, the first
+    token end at or after it (an index into trie.ends; one more entry for the tree's end), and the first of it and
+    its following siblings whose subtree holds a character that is not plain (see _nonplain_next)."""
+    found = trie.__dict__.get("_walk_arrays")
+    if found is None:
+        first_end = np.searchsorted(trie.ends, np.arange(trie.size + 1, dtype=np.int64)).astype(np.int64)
+        nonplain_next = np.empty(trie.size, dtype=np.int64)
+        _kernels()[5](trie.parent, trie.subtree, trie.plain_subtree, nonplain_next)
+        found = trie.__dict__["_walk_arrays"] = (first_end, nonplain_next)
+    return found
+
+
 def loop_bits(row: np.ndarray, state: int, n_words: int) -> np.ndarray:
     """The classes a state loops on, as bits (`row` its complete transition row)."""
     return bool_bits(row == state, n_words)
@@ -295,19 +319,20 @@ def bool_bits(on: np.ndarray, n_words: int) -> np.ndarray:
 
 def warm_up() -> None:
     """Compile the walk now (or load it from numba's cache), with the argument types masks use."""
-    walk_kernel, below_kernel, gather_kernel, runs_kernel, non_ascii_kernel = _kernels()
+    walk_kernel, below_kernel, gather_kernel, runs_kernel, non_ascii_kernel, nonplain_kernel = _kernels()
     one = np.zeros(1, dtype=np.int64)
     unknown = np.full(1, UNKNOWN, dtype=np.int64)
     walk_kernel(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), one - 1,
                 np.full((1, 1), -1, dtype=np.int32), one.copy(), one.copy(), one.copy(), unknown, unknown.copy(),
                 np.zeros(1, np.uint64), np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one.copy(),
                 np.ones(1, np.int64), one + 1, one, one + 1, one, one.copy(), np.full(1, -1, np.int64),
-                np.zeros(1, bool), np.zeros(1, bool), one.copy(), one.copy(), one.copy(), one.copy(), 3, False,
-                np.zeros(1, bool))
+                np.zeros(1, bool), one.copy(), one.copy(), 0, one.copy(), one.copy(), one.copy(), one.copy(), 3, False,
+                one.copy())
     below_kernel(np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), 1)
-    gather_kernel(np.zeros(1, bool), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, bool), 0, 1)
+    gather_kernel(np.zeros(2, np.int64), np.zeros(1, np.int64), np.zeros(1, bool), one.copy(), one.copy(), 0)
     runs_kernel(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, np.int32), one.copy(), one + 1)
     non_ascii_kernel(np.zeros((1, 3), np.uint64), np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), one.copy(), 3)
+    nonplain_kernel(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, bool), one.copy())
 
 
 def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray, skip_plain: bool = False) -> int:
@@ -319,39 +344,27 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
     grow as states are met); fill(states, classes) computes machine cells a round left pending; `strings`
     (string mode's tables, a StringRows: rows(rows), exits_for(rows), closes_for(rows)) computes the rest."""
     trie = index.trie
-    covered, pend_nodes, pend_ends, pend_states, pend_kinds = index.walk_buffers()
+    cov_starts, cov_ends, pend_nodes, pend_ends, pend_states, pend_kinds = index.walk_buffers()
+    first_end, nonplain_next = trie_arrays(trie)
     lo, hi = np.array([0], dtype=np.int64), np.array([trie.size], dtype=np.int64)
     states, modes = np.array([start], dtype=np.int64), np.array([mode], dtype=np.int64)
-    try:
-        return _rounds(index, tables, fill, strings, allowed, covered, (pend_nodes, pend_ends, pend_states, pend_kinds),
-                       lo, hi, states, modes, skip_plain)
-    except BaseException:
-        covered[:] = False  # shared by the next walk: a walk stopped midway (a budget) must leave it clean
-        raise
-
-
-def _rounds(index, tables, fill, strings, allowed, covered, pending, lo, hi, states, modes, skip_plain) -> int:
-    """walk's rounds: the compiled walk, then what it set aside computed in Python, until nothing is pending."""
-    trie = index.trie
-    pend_nodes, pend_ends, pend_states, pend_kinds = pending
-    cov_lo, cov_hi = trie.size, 0
-    total = 0
+    n_cov, total = 0, 0
     while True:
         trans, loops, known, enter = tables()
-        n_pend, steps, lo_, hi_ = _kernels()[0](trans, loops, known, enter, strings.lex, strings.run, strings.lex_row,
-                                            strings.base, strings.exits, strings.closes, strings.plain,
-                                            index.node_classes, index.below, index.height, trie.subtree,
-                                            index.run_end, lo, hi, states, modes, trie.token_at, allowed, covered,
-                                            pend_nodes, pend_ends, pend_states, pend_kinds, trie.depth + 2, skip_plain,
-                                            trie.plain_subtree)
+        n_pend, steps, n_cov = _kernels()[0](trans, loops, known, enter, strings.lex, strings.run, strings.lex_row,
+                                             strings.base, strings.exits, strings.closes, strings.plain,
+                                             index.node_classes, index.below, index.height, trie.subtree,
+                                             index.run_end, lo, hi, states, modes, trie.token_at, allowed, cov_starts,
+                                             cov_ends, n_cov, pend_nodes, pend_ends, pend_states, pend_kinds,
+                                             trie.depth + 2, skip_plain, nonplain_next)
         total += steps
-        cov_lo, cov_hi = min(cov_lo, lo_), max(cov_hi, hi_)
         if not n_pend:
-            if cov_lo < cov_hi:
-                _kernels()[2](covered, trie.ends, trie.end_ids, allowed, cov_lo, cov_hi)
+            if n_cov:
+                _kernels()[2](first_end, trie.end_ids, allowed, cov_starts, cov_ends, n_cov)
             if len(trie.dup_ids):  # tokens spelled like another: allowed with it
                 allowed[trie.dup_ids] = allowed[trie.dup_of]
             return total
+        # What the round set aside, computed in Python; the next round walks those runs again, from the same states.
         lo = pend_nodes[:n_pend].copy()
         states = pend_states[:n_pend].copy()
         kinds = pend_kinds[:n_pend]

@@ -240,7 +240,7 @@ def test_lazy_over_a_pattern_walks_like_tabled(vocab, pattern, answer, shared):
 
 def test_a_walk_stopped_midway_leaves_the_next_one_right(vocab):
     """The walk's scratch arrays are shared per vocabulary: a walk stopped by an error after it took subtrees whole
-    (a budget, in a round's Python part) must not leak them into the next mask."""
+    and set runs aside (a budget, in a round's Python part) must not leak them into the next mask."""
     if not trie_walk.compiled():
         pytest.skip("numba is not installed")
     checker = SchemaChecker({"type": "object", "properties": {"note": {"type": "string"}}}, "any", "lesson")
@@ -365,3 +365,27 @@ def test_classes_below_from_the_ascii_index_are_the_full_pass(vocab, chars):
     assert index.n_words >= (3 if len(chars) < 20 else 4)
     assert np.array_equal(index.below, below) and np.array_equal(index.height, height)
     assert (index.below[:, 2:] != 0).any()
+
+
+def test_walk_arrays_are_their_definitions(vocab):
+    """The prefix tree's arrays the walk jumps by: a node range's token ends start at first_end[node] (the first
+    token end at or after it), and nonplain_next[node] is the first of the node and its following siblings whose
+    subtree holds a character that is not plain (else the parent's end)."""
+    from structbench.masking.tabled import vocab_codes
+    from structbench.masking.token_index import token_trie
+
+    trie = token_trie(vocab_codes(vocab))
+    first_end, nonplain_next = trie_walk.trie_arrays(trie)
+    assert len(first_end) == trie.size + 1 and first_end[-1] == len(trie.ends)
+    rng = np.random.default_rng(0)
+    nodes = np.concatenate([np.flatnonzero(trie.parent < 0), rng.integers(0, trie.size, 5000)])
+    for node in nodes:
+        k = first_end[node]
+        assert (k == len(trie.ends) or trie.ends[k] >= node) and (k == 0 or trie.ends[k - 1] < node)
+        p = trie.parent[node]
+        end = trie.size if p < 0 else p + trie.subtree[p]
+        expect = node
+        while expect < end and trie.plain_subtree[expect]:
+            expect += trie.subtree[expect]
+        assert nonplain_next[node] == expect
+    assert (~trie.plain_subtree).any() and trie.plain_subtree[np.flatnonzero(trie.parent < 0)].any()
