@@ -88,10 +88,14 @@ class TrieDense(LazyDense):
             start, mode = i, trie_walk.MACHINE
             self._expand([i])  # the whole row: the first level needs nearly every class, and the loops come with it
             total = bool(self._loops_known[i]) and not (strings.plain & ~self._loops[i]).any()
+        refuses_controls = False
         if total:  # any run of plain characters is read from here: every plain token at once, their subtrees skipped
             allowed |= index.trie.plain_tokens
+            controls = self.boundaries < 0x20  # the classes holding a control character
+            row = strings.lex[strings.lex_row[start]] if mode == trie_walk.STRING else self._trans[i]
+            refuses_controls = bool((row[controls] == -1).all())
         steps = trie_walk.walk(index, start, mode, lambda: (self._trans, self._loops, self._loops_known, self._enter),
-                               self._fill, strings, allowed, skip_plain=total)
+                               self._fill, strings, allowed, skip_plain=total, refuses_controls=refuses_controls)
         return allowed, steps
 
     def _trie_depth(self) -> int:

@@ -56,15 +56,16 @@ NEED_CELL, NEED_ROW, NEED_EXIT, NEED_CLOSE = 0, 1, 2, 3
 
 def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex_exit, lex_close, plain, node_classes,
           below, height, subtree, run_end, lo, hi, states, modes, token_at, allowed, cov_starts, cov_ends, n_cov,
-          pend_nodes, pend_ends, pend_states, pend_kinds, stack_size, skip_plain, nonplain_next):
+          pend_nodes, pend_ends, pend_states, pend_kinds, stack_size, skip_plain, plain_jump):
     """Read the sibling ranges lo[r]:hi[r] from states[r] in modes[r], and their subtrees. Marks in `allowed` the
     token ending at each node read (token_at[node], -1 for none), and appends to cov_starts/cov_ends (after the
     n_cov ranges there) the node range of each subtree taken whole (its tokens are gathered after the last round);
     returns the pending ranges' count (written to pend_*), the nodes looked at, and the covered ranges' count.
     A lookup depends on the node's class alone, so a refused node drops the run of its siblings with its class
     (`run_end`: Llama 3's root has 3,970 non-ASCII children in the checker's three non-ASCII classes), and a
-    pending one sets the run aside as one range. With skip_plain, siblings whose subtrees are plain only are
-    jumped over (`nonplain_next`: Llama 3's root has 3,990 of them among 4,098 children)."""
+    pending one sets the run aside as one range. With skip_plain, siblings on a plain path whose subtrees hold
+    nothing the walk must read are jumped over (`plain_jump`: trie_arrays' nonplain_next or exit_next; Llama 3's
+    root has 3,990 plain-only children among 4,098)."""
     n_pend = 0
     steps = 0
     n_words = below.shape[1]
@@ -81,7 +82,7 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex
         while top >= 0:
             node = st_pos[top]
             if skip_plain and node < st_end[top]:  # the siblings whose tokens are plain only: allowed already
-                node = nonplain_next[node]
+                node = plain_jump[node]
             if node >= st_end[top]:
                 top -= 1
                 continue
@@ -193,6 +194,38 @@ def _nonplain_next(parent, subtree, plain_subtree, out):
         out[i] = out[nxt] if nxt < end else nxt
 
 
+def _exit_next(parent, subtree, codes, out):
+    """Per node below a plain path (every character above it plain): the first of it and its following siblings
+    whose subtree holds a quote or a backslash below a plain path (else the parent's end), written to out; every
+    other node is its own. From a state that loops on plain characters and refuses control ones, the rest are
+    plain tokens (allowed at once) or refused at their first control character."""
+    n = parent.shape[0]
+    path_plain = np.empty(n, np.bool_)  # every character from the root to the node is plain
+    plain_above = np.empty(n, np.bool_)  # ... to its parent
+    for i in range(n):  # parents first
+        p = parent[i]
+        above = True if p < 0 else path_plain[p]
+        plain_above[i] = above
+        c = codes[i]
+        path_plain[i] = above and c >= 0x20 and c != 0x22 and c != 0x5C
+    leads = np.zeros(n, np.bool_)  # the node is an exit below a plain path, or a plain one above such
+    for i in range(n - 1, -1, -1):  # children first
+        if not plain_above[i]:
+            continue
+        if codes[i] == 0x22 or codes[i] == 0x5C:
+            leads[i] = True
+        if leads[i] and parent[i] >= 0:
+            leads[parent[i]] = True
+    for i in range(n - 1, -1, -1):
+        if not plain_above[i] or leads[i]:
+            out[i] = i
+            continue
+        p = parent[i]
+        end = n if p < 0 else p + subtree[p]
+        nxt = i + subtree[i]
+        out[i] = out[nxt] if nxt < end else nxt
+
+
 def _classes_below(parent, node_classes, n_words):
     """Per node, the bits of the classes of its descendants, and the depth of its subtree below it (children come
     after their parent in preorder: one pass backwards)."""
@@ -246,12 +279,13 @@ def _class_runs(parent, subtree, node_classes, nodes, run_end):
 @cache
 def _kernels():
     """The compiled walk, the classes-below pass, the covered tokens' gather, the class runs, the classes below
-    from another partition's and the plain siblings' skips (numba imported on first need: it takes a while)."""
+    from another partition's and the two skips of plain siblings (numba imported on first need: it takes a while)."""
     from numba import njit
 
     return (njit(cache=True, nogil=True)(_walk), njit(cache=True, nogil=True)(_classes_below),
             njit(cache=True, nogil=True)(_gather_covered), njit(cache=True, nogil=True)(_class_runs),
-            njit(cache=True, nogil=True)(_non_ascii_below), njit(cache=True, nogil=True)(_nonplain_next))
+            njit(cache=True, nogil=True)(_non_ascii_below), njit(cache=True, nogil=True)(_nonplain_next),
+            njit(cache=True, nogil=True)(_exit_next))
 
 
 @cache
@@ -285,16 +319,19 @@ def class_runs(trie, node_classes: np.ndarray, ascii_own: bool) -> np.ndarray:
     return run_end
 
 
-def trie_arrays(trie) -> tuple[np.ndarray, np.ndarray]:
-    """(first_end, nonplain_next) of the vocabulary's prefix tree, built once and kept on it: per node, the first
-    token end at or after it (an index into trie.ends; one more entry for the tree's end), and the first of it and
-    its following siblings whose subtree holds a character that is not plain (see _nonplain_next)."""
+def trie_arrays(trie) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first_end, nonplain_next, exit_next) of the vocabulary's prefix tree, built once and kept on it: per node,
+    the first token end at or after it (an index into trie.ends; one more entry for the tree's end); the first of it
+    and its following siblings whose subtree holds a character that is not plain (see _nonplain_next); and, below
+    a plain path, the first whose subtree holds a quote or a backslash below one (see _exit_next)."""
     found = trie.__dict__.get("_walk_arrays")
     if found is None:
         first_end = np.searchsorted(trie.ends, np.arange(trie.size + 1, dtype=np.int64)).astype(np.int64)
         nonplain_next = np.empty(trie.size, dtype=np.int64)
         _kernels()[5](trie.parent, trie.subtree, trie.plain_subtree, nonplain_next)
-        found = trie.__dict__["_walk_arrays"] = (first_end, nonplain_next)
+        exit_next = np.empty(trie.size, dtype=np.int64)
+        _kernels()[6](trie.parent, trie.subtree, trie.codes, exit_next)
+        found = trie.__dict__["_walk_arrays"] = (first_end, nonplain_next, exit_next)
     return found
 
 
@@ -319,7 +356,7 @@ def bool_bits(on: np.ndarray, n_words: int) -> np.ndarray:
 
 def warm_up() -> None:
     """Compile the walk now (or load it from numba's cache), with the argument types masks use."""
-    walk_kernel, below_kernel, gather_kernel, runs_kernel, non_ascii_kernel, nonplain_kernel = _kernels()
+    walk_kernel, below_kernel, gather_kernel, runs_kernel, non_ascii_kernel, nonplain_kernel, exit_kernel = _kernels()
     one = np.zeros(1, dtype=np.int64)
     unknown = np.full(1, UNKNOWN, dtype=np.int64)
     walk_kernel(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), one - 1,
@@ -333,19 +370,23 @@ def warm_up() -> None:
     runs_kernel(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, np.int32), one.copy(), one + 1)
     non_ascii_kernel(np.zeros((1, 3), np.uint64), np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), one.copy(), 3)
     nonplain_kernel(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, bool), one.copy())
+    exit_kernel(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), one.copy(), one.copy())
 
 
-def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray, skip_plain: bool = False) -> int:
+def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray, skip_plain: bool = False,
+         refuses_controls: bool = False) -> int:
     """Mark in `allowed` (over the vocabulary) the tokens read from `start` in `mode`; returns the node lookups made.
     skip_plain: `allowed` holds every token of plain characters only already (the start reads any run of them),
-    so subtrees of plain characters are not walked.
+    so subtrees of plain characters are not walked; and where the start refuses every control character too,
+    neither are those whose tokens leave the plain run only by one (they are refused there).
 
     tables() -> the current (transition table, loop bits, loop bits known, string-mode row of each state) (they
     grow as states are met); fill(states, classes) computes machine cells a round left pending; `strings`
     (string mode's tables, a StringRows: rows(rows), exits_for(rows), closes_for(rows)) computes the rest."""
     trie = index.trie
     cov_starts, cov_ends, pend_nodes, pend_ends, pend_states, pend_kinds = index.walk_buffers()
-    first_end, nonplain_next = trie_arrays(trie)
+    first_end, nonplain_next, exit_next = trie_arrays(trie)
+    plain_jump = exit_next if refuses_controls else nonplain_next
     lo, hi = np.array([0], dtype=np.int64), np.array([trie.size], dtype=np.int64)
     states, modes = np.array([start], dtype=np.int64), np.array([mode], dtype=np.int64)
     n_cov, total = 0, 0
@@ -356,7 +397,7 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
                                              index.node_classes, index.below, index.height, trie.subtree,
                                              index.run_end, lo, hi, states, modes, trie.token_at, allowed, cov_starts,
                                              cov_ends, n_cov, pend_nodes, pend_ends, pend_states, pend_kinds,
-                                             trie.depth + 2, skip_plain, nonplain_next)
+                                             trie.depth + 2, skip_plain, plain_jump)
         total += steps
         if not n_pend:
             if n_cov:

@@ -369,16 +369,29 @@ def test_classes_below_from_the_ascii_index_are_the_full_pass(vocab, chars):
 
 def test_walk_arrays_are_their_definitions(vocab):
     """The prefix tree's arrays the walk jumps by: a node range's token ends start at first_end[node] (the first
-    token end at or after it), and nonplain_next[node] is the first of the node and its following siblings whose
-    subtree holds a character that is not plain (else the parent's end)."""
+    token end at or after it); nonplain_next[node] is the first of the node and its following siblings whose
+    subtree holds a character that is not plain (else the parent's end); and below a plain path, exit_next[node]
+    the first whose subtree holds a quote or a backslash below a plain path (every other node is its own)."""
     from structbench.masking.tabled import vocab_codes
     from structbench.masking.token_index import token_trie
+    from structbench.regular.charsets import json_plain
 
     trie = token_trie(vocab_codes(vocab))
-    first_end, nonplain_next = trie_walk.trie_arrays(trie)
+    first_end, nonplain_next, exit_next = trie_walk.trie_arrays(trie)
     assert len(first_end) == trie.size + 1 and first_end[-1] == len(trie.ends)
+    plain = json_plain(trie.codes)
+    path_plain = plain.copy()  # every character from the root to the node is plain
+    for n in range(trie.size):
+        if trie.parent[n] >= 0:
+            path_plain[n] &= path_plain[trie.parent[n]]
+    above = np.where(trie.parent >= 0, path_plain[np.maximum(trie.parent, 0)], True)
+    exits = np.flatnonzero(((trie.codes == 0x22) | (trie.codes == 0x5C)) & above)  # in preorder
+
+    def leads(node):  # such an exit in the node's subtree (nodes node .. node + subtree - 1)
+        return np.searchsorted(exits, node + trie.subtree[node]) > np.searchsorted(exits, node)
+
     rng = np.random.default_rng(0)
-    nodes = np.concatenate([np.flatnonzero(trie.parent < 0), rng.integers(0, trie.size, 5000)])
+    nodes = np.concatenate([np.flatnonzero(trie.parent < 0)[::40], rng.integers(0, trie.size, 2000)])
     for node in nodes:
         k = first_end[node]
         assert (k == len(trie.ends) or trie.ends[k] >= node) and (k == 0 or trie.ends[k - 1] < node)
@@ -388,4 +401,12 @@ def test_walk_arrays_are_their_definitions(vocab):
         while expect < end and trie.plain_subtree[expect]:
             expect += trie.subtree[expect]
         assert nonplain_next[node] == expect
+        if p >= 0 and not path_plain[p]:
+            assert exit_next[node] == node
+            continue
+        expect = node
+        while expect < end and not leads(expect):
+            expect += trie.subtree[expect]
+        assert exit_next[node] == expect
     assert (~trie.plain_subtree).any() and trie.plain_subtree[np.flatnonzero(trie.parent < 0)].any()
+    assert (exit_next[nodes] != nonplain_next[nodes]).any()
