@@ -180,12 +180,12 @@ def _gather_covered(first_end, end_ids, allowed, cov_starts, cov_ends, n_cov):
             allowed[end_ids[k]] = True
 
 
-def _nonplain_next(parent, subtree, plain_subtree, out):
-    """Per node, the first of it and its following siblings whose subtree is not plain only (else the parent's
-    end), written to out: one pass backwards, a next sibling comes after its node."""
+def _next_kept(parent, subtree, skip, out):
+    """Per node, the first of it and its following siblings not to skip (else the parent's end), written to out: one
+    pass backwards, a next sibling comes after its node."""
     n = parent.shape[0]
     for i in range(n - 1, -1, -1):
-        if not plain_subtree[i]:
+        if not skip[i]:
             out[i] = i
             continue
         p = parent[i]
@@ -194,11 +194,10 @@ def _nonplain_next(parent, subtree, plain_subtree, out):
         out[i] = out[nxt] if nxt < end else nxt
 
 
-def _exit_next(parent, subtree, codes, out):
-    """Per node below a plain path (every character above it plain): the first of it and its following siblings
-    whose subtree holds a quote or a backslash below a plain path (else the parent's end), written to out; every
-    other node is its own. From a state that loops on plain characters and refuses control ones, the rest are
-    plain tokens (allowed at once) or refused at their first control character."""
+def _exit_skips(parent, codes):
+    """Per node: below a plain path (every character above it plain), whether its subtree holds no quote and no
+    backslash below a plain path. From a state that loops on plain characters and refuses control ones, such a
+    subtree's tokens are plain (allowed at once) or refused at their first control character."""
     n = parent.shape[0]
     path_plain = np.empty(n, np.bool_)  # every character from the root to the node is plain
     plain_above = np.empty(n, np.bool_)  # ... to its parent
@@ -208,7 +207,7 @@ def _exit_next(parent, subtree, codes, out):
         plain_above[i] = above
         c = codes[i]
         path_plain[i] = above and c >= 0x20 and c != 0x22 and c != 0x5C
-    leads = np.zeros(n, np.bool_)  # the node is an exit below a plain path, or a plain one above such
+    leads = np.zeros(n, np.bool_)  # the node is such an exit, or a plain one above one
     for i in range(n - 1, -1, -1):  # children first
         if not plain_above[i]:
             continue
@@ -216,14 +215,7 @@ def _exit_next(parent, subtree, codes, out):
             leads[i] = True
         if leads[i] and parent[i] >= 0:
             leads[parent[i]] = True
-    for i in range(n - 1, -1, -1):
-        if not plain_above[i] or leads[i]:
-            out[i] = i
-            continue
-        p = parent[i]
-        end = n if p < 0 else p + subtree[p]
-        nxt = i + subtree[i]
-        out[i] = out[nxt] if nxt < end else nxt
+    return plain_above & ~leads
 
 
 def _classes_below(parent, node_classes, n_words):
@@ -284,8 +276,8 @@ def _kernels():
 
     return (njit(cache=True, nogil=True)(_walk), njit(cache=True, nogil=True)(_classes_below),
             njit(cache=True, nogil=True)(_gather_covered), njit(cache=True, nogil=True)(_class_runs),
-            njit(cache=True, nogil=True)(_non_ascii_below), njit(cache=True, nogil=True)(_nonplain_next),
-            njit(cache=True, nogil=True)(_exit_next))
+            njit(cache=True, nogil=True)(_non_ascii_below), njit(cache=True, nogil=True)(_next_kept),
+            njit(cache=True, nogil=True)(_exit_skips))
 
 
 @cache
@@ -322,15 +314,14 @@ def class_runs(trie, node_classes: np.ndarray, ascii_own: bool) -> np.ndarray:
 def trie_arrays(trie) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(first_end, nonplain_next, exit_next) of the vocabulary's prefix tree, built once and kept on it: per node,
     the first token end at or after it (an index into trie.ends; one more entry for the tree's end); the first of it
-    and its following siblings whose subtree holds a character that is not plain (see _nonplain_next); and, below
-    a plain path, the first whose subtree holds a quote or a backslash below one (see _exit_next)."""
+    and its following siblings whose subtree holds a character that is not plain; and, below a plain path, the first
+    whose subtree holds a quote or a backslash below one (see _exit_skips)."""
     found = trie.__dict__.get("_walk_arrays")
     if found is None:
         first_end = np.searchsorted(trie.ends, np.arange(trie.size + 1, dtype=np.int64)).astype(np.int64)
-        nonplain_next = np.empty(trie.size, dtype=np.int64)
+        nonplain_next, exit_next = np.empty(trie.size, dtype=np.int64), np.empty(trie.size, dtype=np.int64)
         _kernels()[5](trie.parent, trie.subtree, trie.plain_subtree, nonplain_next)
-        exit_next = np.empty(trie.size, dtype=np.int64)
-        _kernels()[6](trie.parent, trie.subtree, trie.codes, exit_next)
+        _kernels()[5](trie.parent, trie.subtree, _kernels()[6](trie.parent, trie.codes), exit_next)
         found = trie.__dict__["_walk_arrays"] = (first_end, nonplain_next, exit_next)
     return found
 
@@ -356,7 +347,7 @@ def bool_bits(on: np.ndarray, n_words: int) -> np.ndarray:
 
 def warm_up() -> None:
     """Compile the walk now (or load it from numba's cache), with the argument types masks use."""
-    walk_kernel, below_kernel, gather_kernel, runs_kernel, non_ascii_kernel, nonplain_kernel, exit_kernel = _kernels()
+    walk_kernel, below_kernel, gather_kernel, runs_kernel, non_ascii_kernel, next_kernel, skips_kernel = _kernels()
     one = np.zeros(1, dtype=np.int64)
     unknown = np.full(1, UNKNOWN, dtype=np.int64)
     walk_kernel(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), one - 1,
@@ -369,8 +360,8 @@ def warm_up() -> None:
     gather_kernel(np.zeros(2, np.int64), np.zeros(1, np.int64), np.zeros(1, bool), one.copy(), one.copy(), 0)
     runs_kernel(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, np.int32), one.copy(), one + 1)
     non_ascii_kernel(np.zeros((1, 3), np.uint64), np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), one.copy(), 3)
-    nonplain_kernel(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, bool), one.copy())
-    exit_kernel(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), one.copy(), one.copy())
+    next_kernel(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, bool), one.copy())
+    skips_kernel(np.full(1, -1, dtype=np.int64), one.copy())
 
 
 def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray, skip_plain: bool = False,
