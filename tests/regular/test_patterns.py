@@ -201,6 +201,19 @@ def test_non_ascii_is_outside_the_ascii_classes():
     assert compile_pattern(r".").accepts("😀") and not compile_pattern(r".").accepts("\n")
 
 
+def test_unicode_classes_are_pythons_per_character_tests():
+    """The Unicode \\d, \\w and \\s that the safe reading of class escapes takes (found by `re` over every code
+    point at once) are str.isdecimal, isalnum or "_", and isspace, character by character."""
+    import random
+
+    from structbench.regular.charsets import MAX_CODE_POINT, _unicode_classes, contains
+
+    tests = {"d": str.isdecimal, "w": lambda c: c.isalnum() or c == "_", "s": str.isspace}
+    codes = list(range(0x3100)) + random.Random(0).sample(range(0x3100, MAX_CODE_POINT + 1), 30_000)
+    for name, intervals in _unicode_classes().items():
+        assert [contains(intervals, code) for code in codes] == [tests[name](chr(code)) for code in codes], name
+
+
 def test_laziness_does_not_change_full_matches():
     for greedy, lazy in [("a*b", "a*?b"), ("(ab)+", "(ab)+?"), ("x?y", "x??y"), ("a{1,3}", "a{1,3}?")]:
         g, z = compile_pattern(greedy), compile_pattern(lazy)
