@@ -66,11 +66,10 @@ _MAY_CLOSE = frozenset({OPEN, AFTER_VALUE})  # } or ]
 _KIND_STARTS = {"object": "{", "array": "[", "string": '"', "number": "-0123456789", "true": "t", "false": "f",
                 "null": "n"}
 _PLAIN_REPS = ("\x7f", "\U0010ffff")  # plain characters to stand for the others (not in any property name, surely)
-_MAY_READ = {  # (kind, phase) -> a superset of what _step_object / _step_array / _step_root read there (values:
-    # may_read asks the node)
-    (OBJECT, OPEN): JSON_WHITESPACE + '"}', (OBJECT, AFTER_COMMA): JSON_WHITESPACE + '"',
-    (OBJECT, AFTER_VALUE): JSON_WHITESPACE + ",}", (OBJECT, COLON): JSON_WHITESPACE + ":",
-    (ARRAY, AFTER_VALUE): JSON_WHITESPACE + ",]", (ROOT, DONE): JSON_WHITESPACE,
+_MAY_READ = {  # (kind, phase) -> a superset of what _step_object / _step_array / _step_root read there besides
+    # whitespace (values: may_read asks the node)
+    (OBJECT, OPEN): '"}', (OBJECT, AFTER_COMMA): '"', (OBJECT, AFTER_VALUE): ",}", (OBJECT, COLON): ":",
+    (ARRAY, AFTER_VALUE): ",]", (ROOT, DONE): "",
 }
 
 
@@ -142,13 +141,14 @@ class SchemaChecker(ObjectKeys):
             return '"\\' + "".join({name[n] for name in self._names_from(top.node, top.text) if len(name) > n})
         if top.phase == VALUE and kind in (OBJECT, ROOT, ALT):  # a value of a known node: only its kinds' starts
             node = top.child if kind == OBJECT else top.node
-            return ("" if kind == ALT else JSON_WHITESPACE) + self._value_starts(node)
+            return self._ws_reads(top) + self._value_starts(node)
         if kind == ARRAY and top.phase in _BEFORE_MEMBER:
             child = self._item_node(top)
-            return JSON_WHITESPACE + ("]" if top.phase == OPEN else "") + \
+            return self._ws_reads(top) + ("]" if top.phase == OPEN else "") + \
                 ("" if child is None else self._value_starts(child))
         if kind == OBJECT or kind == ARRAY or kind == ROOT:
-            return _MAY_READ.get((kind, top.phase))
+            reads = _MAY_READ.get((kind, top.phase))
+            return None if reads is None else self._ws_reads(top) + reads
         if kind == NUMBER:  # its DFA's next characters, and (once whole) what its parent reads after a value
             reads = self._number_moves(top.node, top.at)
             if reads is None or top.at not in self.nodes[top.node].number_dfa.accepting:
@@ -391,6 +391,10 @@ class SchemaChecker(ObjectKeys):
 
     def _ws(self, top: Frame, ch: str) -> bool:
         return ch in self._ws_chars and (top.kind, top.phase) in self._ws_places and top.ws < self._ws_max
+
+    def _ws_reads(self, top: Frame) -> str:
+        """The whitespace characters `_ws` lets this frame read next (the policy's, where it allows them)."""
+        return self._ws_chars if (top.kind, top.phase) in self._ws_places and top.ws < self._ws_max else ""
 
     def _item_node(self, frame: Frame) -> int | None:
         node = self.nodes[frame.node]

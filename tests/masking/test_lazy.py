@@ -62,9 +62,9 @@ def vocab():
     return vocab
 
 
-def reached_states(checker, dense, vocab, value, rng, branches=12):
+def reached_states(checker, dense, vocab, value, rng, branches=12, separators=(", ", ": ")):
     """Machine states along the instance's tokens, and along `branches` random detours of allowed tokens."""
-    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    text = json.dumps(value, ensure_ascii=False, separators=separators)
     states, state = [], dense.start
     for tid in vocab.encode(text):
         states.append(state)
@@ -85,15 +85,18 @@ def reached_states(checker, dense, vocab, value, rng, branches=12):
     return states
 
 
+@pytest.mark.parametrize("whitespace", ["lesson", "compact", "flexible"])
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
-def test_hints_are_sound(vocab, name):
-    """may_read is a superset of what a stack reads, and plain_default's characters all step alike."""
+def test_hints_are_sound(vocab, name, whitespace):
+    """may_read is a superset of what a stack reads (whitespace included, which each policy allows in its own
+    places), and plain_default's characters all step alike."""
     schema, value = SCHEMAS[name]
-    checker = SchemaChecker(schema, "any", "lesson")
+    checker = SchemaChecker(schema, "any", whitespace)
     reps = [chr(int(b)) for b in machine_boundaries(checker.special_chars())]
     dense = LazyDense(checker, machine_boundaries(checker.special_chars()), vocab)
     hinted = 0
-    for i in reached_states(checker, dense, vocab, value, np.random.default_rng(0)):
+    separators = (",", ":") if whitespace == "compact" else (", ", ": ")
+    for i in reached_states(checker, dense, vocab, value, np.random.default_rng(0), separators=separators):
         stack = dense.states[i]
         may, plain = checker.may_read(stack), checker.plain_default(stack)
         steps = {ch: checker.step(stack, ch) for ch in reps}
