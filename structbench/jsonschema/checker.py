@@ -65,6 +65,7 @@ _MAY_CLOSE = frozenset({OPEN, AFTER_VALUE})  # } or ]
 # A value kind's first characters (kinds as nodes list them: the literals by word).
 _KIND_STARTS = {"object": "{", "array": "[", "string": '"', "number": "-0123456789", "true": "t", "false": "f",
                 "null": "n"}
+_NUMBER_STARTS = "-0123456789"  # what may open a number (_open_value)
 _PLAIN_REPS = ("\x7f", "\U0010ffff")  # plain characters to stand for the others (not in any property name, surely)
 _MAY_READ = {  # (kind, phase) -> a superset of what _step_object / _step_array / _step_root read there besides
     # whitespace (values: may_read asks the node)
@@ -98,6 +99,7 @@ class SchemaChecker(ObjectKeys):
         self._name_trees: dict = {}  # (node id, names, None for all) -> that DFA, shared by contexts (ObjectKeys)
         self._starts: dict = {}  # node id -> the first characters of its values (may_read)
         self._number_reads: dict = {}  # (node id, number DFA state) -> the characters the DFA moves on (may_read)
+        self._number_groups: dict = {}  # (node id, number DFA state, characters) -> the alike ones (alike)
         if self._ordered:
             for node in self.nodes:
                 if node.properties and "object" in node.kinds and not node.alts and (not node.strict or node.patterns):
@@ -190,6 +192,39 @@ class SchemaChecker(ObjectKeys):
             found = None if sum(hi - lo + 1 for lo, hi, _ in moves) > 64 else \
                 "".join(chr(c) for lo, hi, _ in moves for c in range(lo, hi + 1))
             self._number_reads[key] = found
+        return found
+
+    def alike(self, stack: Stack) -> dict[str, str] | None:
+        """Characters that step the stack exactly as another does: {character: the one it steps like}, for those
+        in groups of two or more (None: no such promise). A number's next character moves its DFA alone, so the
+        characters the DFA sends to one state step alike, in a number and where one may open; a mask's row then
+        takes one step for each group."""
+        top = stack[-1]
+        if top.esc:
+            return None
+        if top.kind == NUMBER:
+            return self._number_alike(top.node, top.at)
+        node_id = None
+        if top.phase == VALUE and top.kind in (OBJECT, ROOT, ALT):
+            node_id = top.child if top.kind == OBJECT else top.node
+        elif top.kind == ARRAY and top.phase in _BEFORE_MEMBER:
+            node_id = self._item_node(top)
+        if node_id is None or self.nodes[node_id].alts or "number" not in self.nodes[node_id].kinds:
+            return None
+        return self._number_alike(node_id, self.nodes[node_id].number_dfa.start, _NUMBER_STARTS)
+
+    def _number_alike(self, node_id: int, at: int, among: str | None = None) -> dict[str, str] | None:
+        """alike for a number's DFA at state `at`: the characters (of `among`, if given) it sends to one state."""
+        key = (node_id, at, among)
+        found = self._number_groups.get(key, False)
+        if found is False:
+            groups: dict[int, list[str]] = {}
+            for lo, hi, target in self.nodes[node_id].number_dfa.moves[at]:
+                for c in range(lo, min(hi, lo + 64) + 1):
+                    if among is None or chr(c) in among:
+                        groups.setdefault(target, []).append(chr(c))
+            found = {ch: chars[0] for chars in groups.values() if len(chars) > 1 for ch in chars} or None
+            self._number_groups[key] = found
         return found
 
     def plain_default(self, stack: Stack) -> tuple[str, str] | None:

@@ -327,7 +327,9 @@ class LazyDense:
         self.fuel: Fuel | None = None  # set by fueled(): the budget machine steps draw from
         self._may_read_of = getattr(machine, "may_read", None)
         self._plain_default_of = getattr(machine, "plain_default", None)
-        self._hints: dict[int, list] = {}  # per state: may_read, plain_default, the plain step once taken
+        self._alike_of = getattr(machine, "alike", None)
+        self._hints: dict[int, list] = {}  # per state: may_read, plain_default, the plain step once taken, alike,
+        # the steps of alike's characters once taken
         self._class_masks: dict[tuple[str, bool], np.ndarray] = {}
         self._class_lists: dict[str, list[int]] = {}
         self.start = self.id_of(machine.start())
@@ -456,7 +458,7 @@ class LazyDense:
         """What state i's hints settle in `row` (a copy of its transitions) without stepping what it may read:
         the classes it could not read at all refused in one go (`may_read`); where plain characters step alike
         (`plain_default`), control characters refused and the alike ones stepped once for them all."""
-        may, plain, _ = self._hints_of(i)
+        may, plain = self._hints_of(i)[:2]
         if may is not None:
             row[(row == self.UNEXPANDED) & self._classes_of(may, outside=True)] = -1
         if plain is not None:
@@ -467,14 +469,16 @@ class LazyDense:
                 row[alike] = -1 if nxt is None else self.id_of(nxt)
 
     def _hints_of(self, i: int) -> list:
-        """The machine's hints about state i, asked once: [may_read, plain_default, the plain step once taken]
-        (a checker's `may_read`: what a state could read at all; `plain_default`: the characters that all step
-        alike; None where the machine gives none)."""
+        """The machine's hints about state i, asked once: [may_read, plain_default, the plain step once taken, alike,
+        alike's steps once taken] (a checker's `may_read`: what a state could read at all; `plain_default`: the
+        characters that all step alike; `alike`: characters that step as another does; None where the machine
+        gives none)."""
         hints = self._hints.get(i)
         if hints is None:
             state = self.states[i]
             hints = self._hints[i] = [self._may_read_of(state) if self._may_read_of else None,
-                                      self._plain_default_of(state) if self._plain_default_of else None, _ASK]
+                                      self._plain_default_of(state) if self._plain_default_of else None, _ASK,
+                                      self._alike_of(state) if self._alike_of else None, {}]
         return hints
 
     def _class_indexes(self, chars: str) -> list[int]:
@@ -504,7 +508,7 @@ class LazyDense:
         is a class of its own (machine_boundaries)."""
         ch = self.reps[c]
         hints = self._hints_of(i)
-        may, plain, _ = hints
+        may, plain = hints[:2]
         if may is not None and ch not in may:
             return None
         if plain is not None and ch < " ":
@@ -513,6 +517,12 @@ class LazyDense:
             if hints[2] is _ASK:
                 hints[2] = self.machine.step(self.states[i], plain[0])
             return hints[2]
+        like = None if hints[3] is None else hints[3].get(ch)
+        if like is not None:  # steps as `like` does: one step for its group
+            taken = hints[4]
+            if like not in taken:
+                taken[like] = self.machine.step(self.states[i], like)
+            return taken[like]
         return self.machine.step(self.states[i], ch)
 
     def _token_index(self, vc: VocabCodes) -> TokenIndex:

@@ -89,7 +89,7 @@ def reached_states(checker, dense, vocab, value, rng, branches=12, separators=("
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
 def test_hints_are_sound(vocab, name, whitespace):
     """may_read is a superset of what a stack reads (whitespace included, which each policy allows in its own
-    places), and plain_default's characters all step alike."""
+    places), plain_default's characters all step alike, and so does each of alike's with the one it names."""
     schema, value = SCHEMAS[name]
     checker = SchemaChecker(schema, "any", whitespace)
     reps = [chr(int(b)) for b in machine_boundaries(checker.special_chars())]
@@ -98,8 +98,11 @@ def test_hints_are_sound(vocab, name, whitespace):
     separators = (",", ":") if whitespace == "compact" else (", ", ": ")
     for i in reached_states(checker, dense, vocab, value, np.random.default_rng(0), separators=separators):
         stack = dense.states[i]
-        may, plain = checker.may_read(stack), checker.plain_default(stack)
+        may, plain, alike = checker.may_read(stack), checker.plain_default(stack), checker.alike(stack)
         steps = {ch: checker.step(stack, ch) for ch in reps}
+        if alike is not None:
+            hinted += 1
+            assert all(checker.step(stack, ch) == checker.step(stack, like) for ch, like in alike.items()), stack[-1]
         if may is not None:
             hinted += 1
             assert all(ch in may for ch, nxt in steps.items() if nxt is not None), (stack[-1], may)
