@@ -238,6 +238,15 @@ class SchemaChecker(ObjectKeys):
             return None
         if top.kind == STRING:
             return (_PLAIN_REPS[0], "") if self.nodes[top.node].string_dfa is None else None
+        if top.kind == UNION:  # every branch makes the promise: the union keeps it, their specials together
+            special = set()
+            for alt in top.alts:  # (a branch that may end here makes none: no branch hands a character on)
+                got = self.plain_default(alt)
+                if got is None:
+                    return None
+                special.update(got[1])
+            rep = next((c for c in _PLAIN_REPS if c not in special), None)
+            return None if rep is None else (rep, "".join(sorted(special)))
         if top.kind != OBJECT or top.phase != KEY:
             return None
         node = self.nodes[top.node]

@@ -47,6 +47,11 @@ SCHEMAS = {
                                          "properties": {"naïve": {"type": "integer"}, "name": {"type": "string"},
                                                         "nam": {"type": "null"}, "a\"b": {"type": "boolean"}}},
                                         {"nam": None, "a\"b": True, "naïve": 1, "zz": 3, "name": "x"}),
+    "unions of free keys and strings": ({"type": "object", "oneOf": [{"required": ["side"]}, {"required": ["radius"]}],
+                                        "properties": {"side": {"type": "integer"}, "radius": {"type": "integer"},
+                                                       "label": {"anyOf": [{"type": "string"},
+                                                                           {"type": ["string", "null"]}]}}},
+                                       {"radius": 2, "label": "tiny \"ring\"", "extra key": "x"}),
 }
 
 
