@@ -100,6 +100,7 @@ class SchemaChecker(ObjectKeys):
         self._starts: dict = {}  # node id -> the first characters of its values (may_read)
         self._number_reads: dict = {}  # (node id, number DFA state) -> the characters the DFA moves on (may_read)
         self._number_groups: dict = {}  # (node id, number DFA state, characters) -> the alike ones (alike)
+        self._escape_groups: dict = {}  # (node id, escape, string DFA state) -> the alike ones (alike)
         if self._ordered:
             for node in self.nodes:
                 if node.properties and "object" in node.kinds and not node.alts and (not node.strict or node.patterns):
@@ -197,9 +198,12 @@ class SchemaChecker(ObjectKeys):
     def alike(self, stack: Stack) -> dict[str, str] | None:
         """Characters that step the stack exactly as another does: {character: the one it steps like}, for those
         in groups of two or more (None: no such promise). A number's next character moves its DFA alone, so the
-        characters the DFA sends to one state step alike, in a number and where one may open; a mask's row then
-        takes one step for each group."""
+        characters the DFA sends to one state step alike, in a number and where one may open; inside a string's
+        escape, the characters whose escapes read on alike (a free string's simple escapes, most hex digits); a
+        mask's row then takes one step for each group."""
         top = stack[-1]
+        if top.kind == STRING and top.esc:
+            return self._escape_alike(top.node, top.esc, top.at)
         if top.esc:
             return None
         if top.kind == NUMBER:
@@ -212,6 +216,22 @@ class SchemaChecker(ObjectKeys):
         if node_id is None or self.nodes[node_id].alts or "number" not in self.nodes[node_id].kinds:
             return None
         return self._number_alike(node_id, self.nodes[node_id].number_dfa.start, _NUMBER_STARTS)
+
+    def _escape_alike(self, node_id: int, esc: str, at: int) -> dict[str, str] | None:
+        """alike inside a string's escape: the characters string_step reads to one result (the string's frame after
+        them is a function of that result alone, see _step_string)."""
+        key = (node_id, esc, at)
+        found = self._escape_groups.get(key, False)
+        if found is False:
+            dfa = self.nodes[node_id].string_dfa
+            groups: dict = {}
+            for ch in escape_reads(esc) or "":
+                got = string_step(esc, at, ch, dfa)
+                if got is not None and got is not END:
+                    groups.setdefault(got, []).append(ch)
+            found = {ch: chars[0] for chars in groups.values() if len(chars) > 1 for ch in chars} or None
+            self._escape_groups[key] = found
+        return found
 
     def _number_alike(self, node_id: int, at: int, among: str | None = None) -> dict[str, str] | None:
         """alike for a number's DFA at state `at`: the characters (of `among`, if given) it sends to one state."""
