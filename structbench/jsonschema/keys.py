@@ -162,12 +162,21 @@ class ObjectKeys:
         return any(self._is_available(frame, name) for name in self._names_continuing(frame.node, text, cands))
 
     def _distinct(self, frame: Frame) -> bool:
-        """Must this object's keys be remembered whole? While minProperties still counts them (a repeated key
-        counts once for the referee, so a repeat is refused). Once enough keys are in and no maxProperties
-        counts on, a repeat changes nothing the referee sees, and a key no property name continues is forgotten
-        like any other (else every key text would be a state of its own)."""
+        """Must this key be remembered whole? While minProperties still counts keys (a repeated key counts once
+        for the referee, so a repeat is refused): where an earlier key may equal it, or a later one still counted
+        may. Once enough keys are in and no maxProperties counts on, a repeat changes nothing the referee sees,
+        and a key no property name continues is forgotten like any other (else every key text would be a state
+        of its own: a cold mask at the key would make one per prefix of the vocabulary). So the first key of an
+        object with minProperties 1 is never remembered."""
         node = self.nodes[frame.node]
-        return node.distinct_keys and (frame.count < node.min_props or node.max_props is not None)
+        if not node.distinct_keys:
+            return False
+        if node.max_props is not None:
+            return True
+        if frame.count >= node.min_props:
+            return False
+        # A property name is never repeated (each comes once): only an earlier free key may equal this one.
+        return frame.count + 1 < node.min_props or any(not self._is_property(frame.node, k) for k in frame.seen)
 
     def key_trie(self, top: Frame):
         """The DFA of a key's plain characters in this key context (structbench.jsonschema.key_trie), or None
