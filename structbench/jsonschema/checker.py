@@ -65,7 +65,7 @@ _MAY_CLOSE = frozenset({OPEN, AFTER_VALUE})  # } or ]
 # A value kind's first characters (kinds as nodes list them: the literals by word).
 _KIND_STARTS = {"object": "{", "array": "[", "string": '"', "number": "-0123456789", "true": "t", "false": "f",
                 "null": "n"}
-_NUMBER_STARTS = "-0123456789"  # what may open a number (_open_value)
+_NUMBER_STARTS = _KIND_STARTS["number"]  # what may open a number (_open_value)
 _PLAIN_REPS = ("\x7f", "\U0010ffff")  # plain characters to stand for the others (not in any property name, surely)
 _MAY_READ = {  # (kind, phase) -> a superset of what _step_object / _step_array / _step_root read there besides
     # whitespace (values: may_read asks the node)

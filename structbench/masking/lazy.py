@@ -19,6 +19,7 @@ from structbench.masking import trie_walk
 from structbench.masking.protocol import Machine, PatternMachine
 from structbench.masking.string_mode import StringRows
 from structbench.masking.tabled import (
+    _CONTROL,
     LazyDense,
     TabledConstraint,
     distinct,
@@ -30,7 +31,6 @@ from structbench.masking.tabled import (
 
 _BUSY = 64  # pending nodes on one state in one round that make its whole row worth computing
 _FEW = 8  # a state after a string's closing quote that may read at most this many characters: its row at once
-_SMALL = 16  # a round's pending cells up to this many are filled one by one (NumPy's cost per call outweighs them)
 
 
 class TrieDense(LazyDense):
@@ -91,9 +91,8 @@ class TrieDense(LazyDense):
         refuses_controls = False
         if total:  # any run of plain characters is read from here: every plain token at once, their subtrees skipped
             allowed |= index.trie.plain_tokens
-            controls = self.boundaries < 0x20  # the classes holding a control character
             row = strings.lex[strings.lex_row[start]] if mode == trie_walk.STRING else self._trans[i]
-            refuses_controls = bool((row[controls] == -1).all())
+            refuses_controls = bool((row[self._classes_of(_CONTROL)] == -1).all())  # a class's first is its rep
         steps = trie_walk.walk(index, start, mode, lambda: (self._trans, self._loops, self._loops_known, self._enter),
                                self._fill, strings, allowed, skip_plain=total, refuses_controls=refuses_controls)
         return allowed, steps
@@ -142,9 +141,6 @@ class TrieDense(LazyDense):
         return -1 if nxt is None else self.id_of(nxt)
 
     def _fill(self, cur: np.ndarray, cls: np.ndarray) -> None:
-        if len(cur) <= _SMALL:
-            self._fill_few(cur.tolist(), cls.tolist())
-            return
         states, classes = self._cells(cur, cls)
         ids = distinct(states)
         # A state inside a checked string or key: its cells from the DFA's (a walk asks only for a backslash's or
@@ -164,29 +160,6 @@ class TrieDense(LazyDense):
             busy = waiting[(counts >= _BUSY) & ~self._expanded[waiting]]
             if len(busy):
                 self._expand(busy)
-        self._note_loops(ids)
-
-    def _fill_few(self, cur: list, cls: list) -> None:
-        """_fill for a few cells, one at a time in Python: the same cells, hints and loop bits, in the same order (a
-        round that leaves one state's cell or two pending is the common case, and a dozen NumPy calls on arrays of
-        one element cost more than the cells)."""
-        cells = sorted(set(zip(cur, cls)))
-        ids = sorted({i for i, _ in cells})
-        inside = self._inside(np.array(ids, dtype=np.int64)).tolist()
-        within = {i for i, yes in zip(ids, inside) if yes}
-        if within:
-            self._string_cells([i for i, _ in cells if i in within], [c for i, c in cells if i in within])
-        for i in ids:
-            if not self._expanded[i] and i not in self._hinted and self._content_at(i) is None:
-                self._apply_hints(i)
-        outside = [(i, c) for i, c in cells if i not in within]
-        before = steps_taken(self.machine)
-        for i, c in outside:
-            if self._trans[i, c] == self.UNEXPANDED:
-                nxt = self._step_class(i, c)
-                self._trans[i, c] = -1 if nxt is None else self.id_of(nxt)  # id_of may grow the table: index it anew
-        if self.fuel is not None and outside:  # as _fill_cells
-            self.fuel.spend(steps_taken(self.machine) - before or len(outside))
         self._note_loops(ids)
 
     def _inside(self, states: np.ndarray) -> np.ndarray:
@@ -243,7 +216,7 @@ class TrieDense(LazyDense):
             else:
                 self._expand_string(i, *content)
         super()._expand(others)
-        self._note_loops([int(i) for i in ids])
+        self._note_loops(np.asarray(ids, dtype=np.int64))
 
     def _expand_string(self, i: int, dfa, at: int) -> None:
         """State i's row where it is inside a checked string or key at DFA state `at`: a plain character moves the
@@ -269,15 +242,13 @@ class TrieDense(LazyDense):
         self._trans[i] = row  # id_of may have grown the table: index it anew
         self._expanded[i] = True
 
-    def _note_loops(self, ids) -> None:
-        """The loop bits of the states among `ids` (a list, or an array when many) whose rows have just become
-        complete."""
-        if isinstance(ids, list):
-            complete = [i for i in ids if not self._loops_known[i] and (self._trans[i] != self.UNEXPANDED).all()]
-        else:
-            ids = ids[~self._loops_known[ids]]
-            complete = ids[(self._trans[ids] != self.UNEXPANDED).all(axis=1)].tolist() if len(ids) else []
-        for i in complete:
+    def _note_loops(self, ids: np.ndarray) -> None:
+        """The loop bits of the states among `ids` whose rows have just become complete."""
+        ids = ids[~self._loops_known[ids]]
+        if not len(ids):
+            return
+        complete = ids[(self._trans[ids] != self.UNEXPANDED).all(axis=1)]
+        for i in complete.tolist():
             self._loops[i] = trie_walk.loop_bits(self._trans[i], i, self._n_words)
             self._loops_known[i] = True
 
