@@ -100,7 +100,7 @@ class SchemaChecker(ObjectKeys):
         self._starts: dict = {}  # node id -> the first characters of its values (may_read)
         self._number_reads: dict = {}  # (node id, number DFA state) -> the characters the DFA moves on (may_read)
         self._number_groups: dict = {}  # (node id, number DFA state, characters) -> the alike ones (alike)
-        self._escape_groups: dict = {}  # (node id, escape, string DFA state) -> the alike ones (alike)
+        self._escape_groups: dict = {}  # (id of the string DFA, escape, its state) -> the alike ones (alike)
         if self._ordered:
             for node in self.nodes:
                 if node.properties and "object" in node.kinds and not node.alts and (not node.strict or node.patterns):
@@ -203,9 +203,9 @@ class SchemaChecker(ObjectKeys):
         mask's row then takes one step for each group."""
         top = stack[-1]
         if top.kind == STRING and top.esc:
-            return self._escape_alike(top.node, top.esc, top.at)
-        if top.esc:
-            return None
+            return self._escape_alike(self.nodes[top.node].string_dfa, top.esc, top.at)
+        if top.esc:  # a key's escape: alike where the key's text no longer matters (_key_step's string syntax)
+            return self._escape_alike(None, top.esc, 0) if top.phase == KEY and self._key_text_free(top) else None
         if top.kind == NUMBER:
             return self._number_alike(top.node, top.at)
         node_id = None
@@ -217,13 +217,13 @@ class SchemaChecker(ObjectKeys):
             return None
         return self._number_alike(node_id, self.nodes[node_id].number_dfa.start, _NUMBER_STARTS)
 
-    def _escape_alike(self, node_id: int, esc: str, at: int) -> dict[str, str] | None:
-        """alike inside a string's escape: the characters string_step reads to one result (the string's frame after
-        them is a function of that result alone, see _step_string)."""
-        key = (node_id, esc, at)
+    def _escape_alike(self, dfa, esc: str, at: int) -> dict[str, str] | None:
+        """alike inside an escape: the characters string_step reads to one result (a string's frame after them is a
+        function of that result alone, see _step_string, as is a key's whose text no longer matters); `dfa` the
+        string's content DFA at state `at` (None: none, as for such a key)."""
+        key = (id(dfa), esc, at)  # the DFA is the node's, kept alive by it
         found = self._escape_groups.get(key, False)
         if found is False:
-            dfa = self.nodes[node_id].string_dfa
             groups: dict = {}
             for ch in escape_reads(esc) or "":
                 got = string_step(esc, at, ch, dfa)

@@ -204,10 +204,7 @@ class ObjectKeys:
 
     def _key_step(self, rest: Stack, top: Frame, ch: str) -> Stack | None:
         """One character inside a key's quotes."""
-        node = self.nodes[top.node]
-        tracked = (node.tracks_keys and top.text != OTHER) or self._distinct(top) or bool(top.ks) \
-            or not self._others_allowed(top)
-        if not tracked or top.esc.startswith("="):
+        if self._key_text_free(top):
             got = string_step(top.esc, 0, ch, None)
             if got is None:
                 return None
@@ -235,6 +232,16 @@ class ObjectKeys:
             return rest + (top._replace(esc=got.esc),)
         nxt = self._key_char(top._replace(esc=""), got.char)
         return None if nxt is None else rest + (nxt,)
+
+    def _key_text_free(self, top: Frame) -> bool:
+        """Whether a key's characters no longer matter, only the string syntax they make: nothing about the key's
+        text is tracked (an untracked or other key, no pattern, counted or repeat rule to tell it by), or an
+        escape collapsed to its syntax ("=..."). Its frame after a character is then a function of string_step's
+        answer alone."""
+        if top.esc.startswith("="):
+            return True
+        return not (self.nodes[top.node].tracks_keys and top.text != OTHER) and not self._distinct(top) \
+            and not top.ks and self._others_allowed(top)
 
     def _key_char(self, top: Frame, c: str):
         """A decoded key character: the key frame after it, or None."""

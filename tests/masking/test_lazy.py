@@ -123,6 +123,39 @@ def test_hints_are_sound(vocab, name, whitespace):
     assert hinted, "no state of this schema got a hint: the test would check nothing"
 
 
+KEY_SCHEMAS = {  # keys whose escapes step alike (free) and keys whose decoded characters still matter
+    "free keys": {"type": "object"},
+    "named keys, others free": {"type": "object", "properties": {"aXb": {"type": "integer"}, "a\n": {}}},
+    "named keys only": {"type": "object", "properties": {"aX\n": {}, "\u00e9": {}}, "additionalProperties": False},
+    "pattern keys": {"type": "object", "patternProperties": {"^a[X-Z]": {}}, "additionalProperties": False},
+    "counted keys": {"type": "object", "maxProperties": 2},
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEY_SCHEMAS))
+def test_key_escapes_step_alike(name):
+    """Inside a key's escape, alike's characters step the stack as the one they name: where the key's text no
+    longer matters (free keys, an escape collapsed to its syntax) they are grouped; where the decoded character
+    may still pick a property, match a pattern or be counted, they are not merged."""
+    checker = SchemaChecker(KEY_SCHEMAS[name], "any", "compact")
+    grouped = reached = 0
+    for prefix in ["", "a", "aX"]:
+        for escape in ["\\", "\\u", "\\u0", "\\u00", "\\u005", "\\u00e"]:
+            stack = checker.feed(checker.start(), '{"' + prefix + escape)
+            if stack is None:
+                continue
+            reached += 1
+            alike = checker.alike(stack)
+            if alike is None:
+                continue
+            grouped += 1
+            for ch, like in alike.items():
+                assert checker.step(stack, ch) == checker.step(stack, like), (prefix + escape, ch, like)
+    assert reached, "no key escape reached: the test would check nothing"
+    if name == "free keys":
+        assert grouped == reached == 18, "a free key's escapes should all be grouped"
+
+
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "fallback"])
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
 def test_masks_equal_the_token_walk(vocab, name, compiled):
