@@ -35,7 +35,7 @@ _FEW = 8  # a state after a string's closing quote that may read at most this ma
 
 class TrieDense(LazyDense):
     """A :class:`LazyDense` whose masks walk the vocabulary's prefix tree (structbench.masking.trie_walk), which
-    keeps, per state whose row is complete, the classes it loops on (so the walk takes whole subtrees of string
+    keeps, per state whose row it computes whole, the classes it loops on (so the walk takes whole subtrees of string
     content at once), and which reads the plain characters of checked strings and keys by their DFAs
     (structbench.masking.string_mode): every machine state inside one is numbered with its string-mode row
     (`_enter`), where a walk that reaches it goes on in string mode.
@@ -160,7 +160,6 @@ class TrieDense(LazyDense):
             busy = waiting[(counts >= _BUSY) & ~self._expanded[waiting]]
             if len(busy):
                 self._expand(busy)
-        self._note_loops(ids)
 
     def _inside(self, states: np.ndarray) -> np.ndarray:
         """Over `states`: whether each is inside a checked string or key (compiled, id_of has numbered its
@@ -243,7 +242,8 @@ class TrieDense(LazyDense):
         self._expanded[i] = True
 
     def _note_loops(self, ids: np.ndarray) -> None:
-        """The loop bits of the states among `ids` whose rows have just become complete."""
+        """The loop bits of the states among `ids` whose rows have just become complete (rows computed whole: a
+        row completed cell by cell is a state tokens pass through, whose subtrees are walked, not taken whole)."""
         ids = ids[~self._loops_known[ids]]
         if not len(ids):
             return
