@@ -16,6 +16,7 @@ import numpy as np
 
 from structbench.lm.vocab import Vocabulary
 from structbench.masking import trie_walk
+from structbench.masking.bitmask import pack_bits, unpack_bits
 from structbench.masking.protocol import Machine, PatternMachine
 from structbench.masking.string_mode import StringRows
 from structbench.masking.tabled import (
@@ -74,11 +75,21 @@ class TrieDense(LazyDense):
         """The allowed tokens at state i, and the trie nodes looked at."""
         if not self.compiled:
             return super().mask(i)
+        bits, steps = self.mask_packed(i)
+        return unpack_bits(bits, vocab_codes(self.vocab).size), steps
+
+    def mask_packed(self, i: int) -> tuple[np.ndarray, int]:
+        """The allowed tokens at state i as int32 words (structbench.masking.bitmask's layout), and the trie nodes
+        looked at: the compiled walk sets the bits itself, so no boolean row over the vocabulary is made."""
         vc = vocab_codes(self.vocab)
-        allowed = np.zeros(vc.size, dtype=bool)
-        allowed[vc.eos_id] = bool(self._accepting[i])
+        if not self.compiled:
+            allowed, steps = super().mask(i)
+            return pack_bits(allowed), steps
+        bits = np.zeros(-(-vc.size // 32) * 4, dtype=np.uint8)  # whole int32 words
+        if self._accepting[i]:
+            bits[vc.eos_id >> 3] |= np.uint8(1 << (vc.eos_id & 7))
         if not len(vc.token_ids):
-            return allowed, 0
+            return bits.view("<i4"), 0
         index = self._token_index(vc)
         strings = self._strings
         if self._enter[i] >= 0:
@@ -86,16 +97,17 @@ class TrieDense(LazyDense):
             total = bool(strings.total[strings.lex_row[start]])
         else:
             start, mode = i, trie_walk.MACHINE
-            self._expand([i])  # the whole row: the first level needs nearly every class, and the loops come with it
+            if not self._expanded[i]:  # the whole row: the first level needs nearly every class, and its loops
+                self._expand([i])
             total = bool(self._loops_known[i]) and not (strings.plain & ~self._loops[i]).any()
         refuses_controls = False
         if total:  # any run of plain characters is read from here: every plain token at once, their subtrees skipped
-            allowed |= index.trie.plain_tokens
+            bits |= index.trie.plain_bits
             row = strings.lex[strings.lex_row[start]] if mode == trie_walk.STRING else self._trans[i]
             refuses_controls = bool((row[self._classes_of(_CONTROL)] == -1).all())  # a class's first is its rep
         steps = trie_walk.walk(index, start, mode, lambda: (self._trans, self._loops, self._loops_known, self._enter),
-                               self._fill, strings, allowed, skip_plain=total, refuses_controls=refuses_controls)
-        return allowed, steps
+                               self._fill, strings, bits, skip_plain=total, refuses_controls=refuses_controls)
+        return bits.view("<i4"), steps
 
     def _trie_depth(self) -> int:
         return self._token_index(vocab_codes(self.vocab)).trie.depth

@@ -30,7 +30,7 @@ from structbench.limits import Fuel
 from structbench.limits import current as limits
 from structbench.lm.vocab import Vocabulary
 from structbench.masking import trie_walk
-from structbench.masking.bitmask import pack_bits
+from structbench.masking.bitmask import pack_bits, unpack_bits
 from structbench.masking.protocol import Machine, PatternMachine, WorkCounter
 from structbench.masking.token_index import TokenIndex, token_index
 from structbench.masking.trie_walk import UNKNOWN
@@ -104,7 +104,14 @@ class TabledConstraint:
     def mask(self, state: int) -> np.ndarray:
         allowed = self.table.get(state)
         if allowed is None:
-            allowed = self._build(state)
+            bits = self._bits.get(state)
+            if bits is None:
+                self._build(state)
+                bits = self._bits[state]
+            allowed = self.table.get(state)
+            if allowed is None:  # built as bits alone (mask_packed): the boolean row once asked for, then kept
+                allowed = self.table[state] = unpack_bits(bits, len(self.vocab))
+                allowed.flags.writeable = False
         self.work.reads += len(allowed)
         return allowed
 
@@ -117,18 +124,24 @@ class TabledConstraint:
         self.work.reads += len(self.vocab)
         return bits
 
-    def _build(self, state: int) -> np.ndarray:
+    def _build(self, state: int) -> None:
+        """State's mask into the tables: its bits, and its boolean row unless the walk made only the bits."""
+        packed = getattr(self.dense, "mask_packed", None) if self.split is None else None
         with fueled(Fuel("mask_steps", "one mask"), self.dense, *self._split_denses()):
             if self.split is not None:
                 allowed, steps = self.split.mask(self.dense.states[state])
+            elif packed is not None:
+                allowed, (bits, steps) = None, packed(state)
             else:
                 allowed, steps = self.dense.mask(state)
-        allowed.flags.writeable = False  # shared by every step that reaches this state
-        self.table[state] = allowed
-        self._bits[state] = pack_bits(allowed)
+        if allowed is not None:
+            allowed.flags.writeable = False  # shared by every step that reaches this state
+            self.table[state] = allowed
+            bits = pack_bits(allowed)
+        bits.flags.writeable = False
+        self._bits[state] = bits
         self.work.chars += steps
         self.work.masks_built += 1
-        return allowed
 
     def _split_denses(self) -> tuple:
         return () if self.split is None else (self.split.top_dense, self.split.full_dense)

@@ -24,6 +24,7 @@ from functools import cached_property
 import numpy as np
 
 from structbench.masking import trie_walk
+from structbench.masking.bitmask import pack_bits
 from structbench.regular.charsets import json_plain
 
 _KEPT = 8  # indexes kept per vocabulary (one per distinct class partition: most schemas share one)
@@ -78,6 +79,7 @@ class TokenTrie:
         self.plain_subtree &= path
         self.plain_tokens = np.zeros(vc.size, dtype=bool)
         self.plain_tokens[vc.token_ids] = path[self.node_of]
+        self.plain_bits = pack_bits(self.plain_tokens).view(np.uint8)  # the same, as the walk's bits
         self.non_ascii = np.flatnonzero(self.codes >= 128)  # the nodes of non-ASCII characters, in preorder
         self.size = len(prefixes)
         self.depth = max((len(p) for p in prefixes), default=0)  # the longest token's length

@@ -26,7 +26,7 @@ plain and the DFA takes any plain character for at least as many steps as the su
 a maxLength counter, or a loop).
 
 Where the walk starts at a state that reads any run of plain characters (a free string, a free key), every
-token made of plain characters only is allowed at once (TokenTrie.plain_tokens) and no subtree of plain
+token made of plain characters only is allowed at once (TokenTrie.plain_bits) and no subtree of plain
 characters is walked: only the tokens holding a quote, a backslash or a control character are (llguidance's
 "slicer": a token set precomputed per vocabulary for string content).
 
@@ -57,7 +57,7 @@ NEED_CELL, NEED_ROW, NEED_EXIT, NEED_CLOSE = 0, 1, 2, 3
 def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex_exit, lex_close, plain, node_classes,
           below, height, subtree, run_end, lo, hi, states, modes, token_at, allowed, cov_starts, cov_ends, n_cov,
           pend_nodes, pend_ends, pend_states, pend_kinds, stack_size, skip_plain, plain_jump):
-    """Read the sibling ranges lo[r]:hi[r] from states[r] in modes[r], and their subtrees. Marks in `allowed` the
+    """Read the sibling ranges lo[r]:hi[r] from states[r] in modes[r], and their subtrees. Sets in `allowed` (bits) the
     token ending at each node read (token_at[node], -1 for none), and appends to cov_starts/cov_ends (after the
     n_cov ranges there) the node range of each subtree taken whole (its tokens are gathered after the last round);
     returns the pending ranges' count (written to pend_*), the nodes looked at, and the covered ranges' count.
@@ -143,8 +143,9 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex
                 nxt = enter[nxt]
                 mode = STRING
             # The node is read: its token is allowed, and its subtree is taken whole or walked.
-            if token_at[node] >= 0:
-                allowed[token_at[node]] = True
+            t = token_at[node]
+            if t >= 0:
+                allowed[t >> 3] |= np.uint8(1 << (t & 7))
             if subtree[node] == 1:
                 continue
             # Whole: in string mode, every class below is plain and the DFA takes that many plain characters in a
@@ -172,12 +173,22 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex
 
 
 def _gather_covered(first_end, end_ids, allowed, cov_starts, cov_ends, n_cov):
-    """allowed[t] = True for the tokens t ending inside the n_cov covered node ranges: the token-ending nodes of a
+    """Allow (set the bit of) the tokens ending inside the n_cov covered node ranges: the token-ending nodes of a
     range a:b are ends[first_end[a]:first_end[b]] (first_end: per node, the first token end at or after it), so a
     range costs its tokens alone, however far apart the ranges lie."""
     for r in range(n_cov):
         for k in range(first_end[cov_starts[r]], first_end[cov_ends[r]]):
-            allowed[end_ids[k]] = True
+            t = end_ids[k]
+            allowed[t >> 3] |= np.uint8(1 << (t & 7))
+
+
+def _copy_bits(allowed, dup_ids, dup_of):
+    """Each token dup_ids[k] allowed where dup_of[k] is (tokens spelled like another)."""
+    for k in range(dup_ids.shape[0]):
+        t = dup_of[k]
+        if allowed[t >> 3] >> (t & 7) & 1:
+            d = dup_ids[k]
+            allowed[d >> 3] |= np.uint8(1 << (d & 7))
 
 
 def _next_kept(parent, subtree, skip, out):
@@ -271,13 +282,14 @@ def _class_runs(parent, subtree, node_classes, nodes, run_end):
 @cache
 def _kernels():
     """The compiled walk, the classes-below pass, the covered tokens' gather, the class runs, the classes below
-    from another partition's and the two skips of plain siblings (numba imported on first need: it takes a while)."""
+    from another partition's, the two skips of plain siblings and the duplicates' bits (numba imported on first
+    need: it takes a while)."""
     from numba import njit
 
     return (njit(cache=True, nogil=True)(_walk), njit(cache=True, nogil=True)(_classes_below),
             njit(cache=True, nogil=True)(_gather_covered), njit(cache=True, nogil=True)(_class_runs),
             njit(cache=True, nogil=True)(_non_ascii_below), njit(cache=True, nogil=True)(_next_kept),
-            njit(cache=True, nogil=True)(_exit_skips))
+            njit(cache=True, nogil=True)(_exit_skips), njit(cache=True, nogil=True)(_copy_bits))
 
 
 @cache
@@ -347,17 +359,19 @@ def bool_bits(on: np.ndarray, n_words: int) -> np.ndarray:
 
 def warm_up() -> None:
     """Compile the walk now (or load it from numba's cache), with the argument types masks use."""
-    walk_kernel, below_kernel, gather_kernel, runs_kernel, non_ascii_kernel, next_kernel, skips_kernel = _kernels()
+    walk_kernel, below_kernel, gather_kernel, runs_kernel, non_ascii_kernel, next_kernel, skips_kernel, dups_kernel = \
+        _kernels()
     one = np.zeros(1, dtype=np.int64)
     unknown = np.full(1, UNKNOWN, dtype=np.int64)
     walk_kernel(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), one - 1,
                 np.full((1, 1), -1, dtype=np.int32), one.copy(), one.copy(), one.copy(), unknown, unknown.copy(),
                 np.zeros(1, np.uint64), np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one.copy(),
                 np.ones(1, np.int64), one + 1, one, one + 1, one, one.copy(), np.full(1, -1, np.int64),
-                np.zeros(1, bool), one.copy(), one.copy(), 0, one.copy(), one.copy(), one.copy(), one.copy(), 3, False,
-                one.copy())
+                np.zeros(1, np.uint8), one.copy(), one.copy(), 0, one.copy(), one.copy(), one.copy(), one.copy(), 3,
+                False, one.copy())
     below_kernel(np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), 1)
-    gather_kernel(np.zeros(2, np.int64), np.zeros(1, np.int64), np.zeros(1, bool), one.copy(), one.copy(), 0)
+    gather_kernel(np.zeros(2, np.int64), np.zeros(1, np.int64), np.zeros(1, np.uint8), one.copy(), one.copy(), 0)
+    dups_kernel(np.zeros(1, np.uint8), one.copy(), one.copy())
     runs_kernel(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, np.int32), one.copy(), one + 1)
     non_ascii_kernel(np.zeros((1, 3), np.uint64), np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), one.copy(), 3)
     next_kernel(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, bool), one.copy())
@@ -366,7 +380,8 @@ def warm_up() -> None:
 
 def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray, skip_plain: bool = False,
          refuses_controls: bool = False) -> int:
-    """Mark in `allowed` (over the vocabulary) the tokens read from `start` in `mode`; returns the node lookups made.
+    """Set in `allowed` (the vocabulary's bits, uint8: token t at bit t % 8 of byte t // 8, the bitmask layout
+    of structbench.masking.bitmask) the tokens read from `start` in `mode`; returns the node lookups made.
     skip_plain: `allowed` holds every token of plain characters only already (the start reads any run of them),
     so subtrees of plain characters are not walked; and where the start refuses every control character too,
     neither are those whose tokens leave the plain run only by one (they are refused there).
@@ -394,7 +409,7 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
             if n_cov:
                 _kernels()[2](first_end, trie.end_ids, allowed, cov_starts, cov_ends, n_cov)
             if len(trie.dup_ids):  # tokens spelled like another: allowed with it
-                allowed[trie.dup_ids] = allowed[trie.dup_of]
+                _kernels()[7](allowed, trie.dup_ids, trie.dup_of)
             return total
         # What the round set aside, computed in Python; the next round walks those runs again, from the same states.
         lo = pend_nodes[:n_pend].copy()
