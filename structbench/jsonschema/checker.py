@@ -204,8 +204,11 @@ class SchemaChecker(ObjectKeys):
         top = stack[-1]
         if top.kind == STRING and top.esc:
             return self._escape_alike(self.nodes[top.node].string_dfa, top.esc, top.at)
-        if top.esc:  # a key's escape: alike where the key's text no longer matters (_key_step's string syntax)
-            return self._escape_alike(None, top.esc, 0) if top.phase == KEY and self._key_text_free(top) else None
+        if top.esc:  # a key's escape: alike where the key's text no longer matters (_key_step's string syntax), or
+            # where the escape makes it some other key
+            if top.phase != KEY:
+                return None
+            return self._escape_alike(None, top.esc, 0) if self._key_text_free(top) else self._tracked_escape_alike(top)
         if top.kind == NUMBER:
             return self._number_alike(top.node, top.at)
         node_id = None

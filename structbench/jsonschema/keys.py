@@ -15,6 +15,7 @@ from structbench.jsonschema.key_trie import KeyTrie
 from structbench.jsonschema.strings import (
     ANY_CHAR,
     END,
+    SIMPLE_ESCAPES,
     Pending,
     collapsible,
     dfa_live_on,
@@ -242,6 +243,16 @@ class ObjectKeys:
             return True
         return not (self.nodes[top.node].tracks_keys and top.text != OTHER) and not self._distinct(top) \
             and not top.ks and self._others_allowed(top)
+
+    def _tracked_escape_alike(self, top: Frame) -> dict[str, str] | None:
+        """alike just after a tracked key's backslash (the checker's `alike`): the simple escapes whose character
+        continues no property name make the key some other key, the same frame whichever it is (_key_char), where
+        nothing else tells keys apart (no pattern, counted or repeat rule) and other keys may come."""
+        if top.esc != "\\" or top.text == OTHER or not self.nodes[top.node].tracks_keys or top.ks \
+                or self._distinct(top) or not self._others_allowed(top):
+            return None
+        others = [ch for ch, c in SIMPLE_ESCAPES.items() if next(self._names_from(top.node, top.text + c), None) is None]
+        return {ch: others[0] for ch in others} if len(others) > 1 else None
 
     def _key_char(self, top: Frame, c: str):
         """A decoded key character: the key frame after it, or None."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-_SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _HEX = "0123456789abcdefABCDEF"
 # What one escape can stand for where the content is checked: no lone surrogates, and no printable ASCII
 # (which JSON never needs to escape: "\\u0061" for "a" is refused there, a sound restriction that keeps
@@ -71,8 +71,8 @@ def read_char(esc: str, ch: str, strict: bool):
             return None
         return Decoded(ch)
     if esc == "\\":
-        if ch in _SIMPLE_ESCAPES:
-            return Decoded(_SIMPLE_ESCAPES[ch])
+        if ch in SIMPLE_ESCAPES:
+            return Decoded(SIMPLE_ESCAPES[ch])
         return Pending("u") if ch == "u" else None
     if ch not in _HEX:
         if esc.startswith("p") and len(esc) == 5 and ch == "\\":

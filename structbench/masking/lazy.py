@@ -52,7 +52,7 @@ class TrieDense(LazyDense):
         self._string_content_of = getattr(machine, "string_content", None)
         self._content: dict[int, tuple | None] = {}  # per state: (its string's DFA, DFA state), or None
         self._hinted: set[int] = set()  # states whose hints are applied to their rows (_apply_hints)
-        self._strings = StringRows(boundaries, self._trie_depth, self._escape_from, self._closed_at)
+        self._strings = StringRows(boundaries, self._trie_depth, self._escaped_at, self._closed_at)
         self.compiled = trie_walk.compiled()
         super().__init__(machine, boundaries, vocab)
 
@@ -120,34 +120,30 @@ class TrieDense(LazyDense):
         found = self._content[i] = self._string_content_of(self.states[i]) if self._string_content_of else None
         return found
 
-    def _escape_from(self, stack, d: int) -> int:
-        """The machine state of the string `stack` is in at DFA state d, where a walk meets a backslash: with the
-        backslash's cell and the escape's row (the characters an escape may hold) computed now, not in two more
-        rounds of the walk."""
-        i = self.id_of(self.machine.with_string_state(stack, d))
-        backslash = self._class_indexes("\\")[0]
-        if self._trans[i, backslash] == self.UNEXPANDED:
-            self._string_cells([i], [backslash])
-        escape = int(self._trans[i, backslash])
-        if escape >= 0 and not self._expanded[escape] and self._content_at(escape) is None:
-            self._expand([escape])
+    def _escaped_at(self, stack, d: int) -> int:
+        """The machine state after a backslash in the string `stack` is in, its DFA at d (-1: refused), with the
+        escape's row (the characters an escape may hold) computed now, not in another round of the walk. As after
+        a closing quote, the string's own state at d is not numbered: the walk never stands on it."""
+        i = self._after(stack, d, "\\")
+        if i >= 0 and not self._expanded[i] and self._content_at(i) is None:
+            self._expand([i])
         return i
 
     def _closed_at(self, stack, d: int) -> int:
         """The machine state after the string's closing quote at DFA state d (-1: refused), with its row computed
         now where it may read only a few characters (a colon, a comma or a closing bracket, a space)."""
-        i = self._after_quote(stack, d)
+        i = self._after(stack, d, '"')
         if i >= 0 and not self._expanded[i] and self._content_at(i) is None:
             may = self._hints_of(i)[0]
             if may is not None and len(may) <= _FEW:
                 self._expand([i])
         return i
 
-    def _after_quote(self, stack, d: int) -> int:
-        """The machine state after the closing quote of the string `stack` is in, its DFA at d (-1: refused).
-        The string's own state at d is not numbered: the walk never stands on it."""
+    def _after(self, stack, d: int, ch: str) -> int:
+        """The machine state after `ch` (the closing quote, a backslash) in the string `stack` is in, its DFA at d
+        (-1: refused)."""
         before = steps_taken(self.machine)
-        nxt = self.machine.step(self.machine.with_string_state(stack, d), '"')
+        nxt = self.machine.step(self.machine.with_string_state(stack, d), ch)
         if self.fuel is not None:
             self.fuel.spend(steps_taken(self.machine) - before or 1)
         return -1 if nxt is None else self.id_of(nxt)

@@ -176,10 +176,10 @@ class StringRows:
     d, r = base[r] + d): `lex_row[r]` d's row in `lex`, the stacked tables of every DFA met (a DFA's table
     once, whoever shares it; its moves are DFA states, so row base[r] + lex[lex_row[r], c] is where a plain
     character leads); `run` and `total` per row of `lex`; and, computed when a walk first needs them, `exits[r]` (the
-    machine state of d there, which reads a backslash) and `closes[r]` (the machine state after the closing
-    quote, -1: refused). Arrays grow by doubling: only rows in use are ever indexed.
+    machine state after a backslash at d) and `closes[r]` (after the closing quote; both -1: refused). Arrays grow
+    by doubling: only rows in use are ever indexed.
 
-    resolve(stack, d), close(stack, d): the machine states for a string's DFA state d, its stack given at d=0."""
+    resolve(stack, d), close(stack, d): those machine states for a string's DFA state d, its stack given at d=0."""
 
     def __init__(self, boundaries: np.ndarray, depth, resolve, close):
         self.boundaries, self._depth, self._resolve, self._close = boundaries, depth, resolve, close
@@ -218,10 +218,10 @@ class StringRows:
             self._owners.append((content, first, stack))
         return base + d
 
-    def rows(self, rows: np.ndarray) -> None:
+    def rows(self, rows: list[int]) -> None:
         """The lex rows of these rows' DFA states, where a DFA too big to build whole has not made them yet."""
         made = {}
-        for r in rows.tolist():
+        for r in rows:
             content, first, _ = self._owner(r)
             content.rows(np.array([r - int(self.base[r])]))
             made[first] = content
@@ -230,13 +230,13 @@ class StringRows:
             self.lex[first:first + n] = content.lex
             self.run[first:first + n] = content.run  # `total` stays False: not claimed for a DFA built by rows
 
-    def exits_for(self, rows: np.ndarray) -> None:
-        for r in rows.tolist():
+    def exits_for(self, rows: list[int]) -> None:
+        for r in rows:
             _, _, stack = self._owner(r)
             self.exits[r] = self._resolve(stack, r - int(self.base[r]))
 
-    def closes_for(self, rows: np.ndarray) -> None:
-        for r in rows.tolist():
+    def closes_for(self, rows: list[int]) -> None:
+        for r in rows:
             _, _, stack = self._owner(r)
             self.closes[r] = self._close(stack, r - int(self.base[r]))
 

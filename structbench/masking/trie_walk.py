@@ -13,7 +13,8 @@ one table lookup a node, as llguidance's toktrie does. It reads in one of two mo
   machine state is made for them (llguidance's lexer/parser split: the lexeme's automaton runs compiled, the
   parser is asked only where the lexeme ends). The closing quote (`CLOSE`) is read there too: the walk goes on
   in machine mode from `lex_close[row]`, the machine state after the string. The backslash (`EXIT`) hands the
-  walk back to the machine, at the machine state `lex_exit[row]`, which reads the escape.
+  walk back to the machine: it goes on in machine mode from `lex_exit[row]`, the machine state after the
+  backslash, which reads the escape (the string's own state at that row is never made).
 
 A walk in machine mode that reaches a machine state inside such a string (`enter[state]`, its row; -1 for
 none) goes on in string mode there: a string's inside costs no machine state wherever a token enters it.
@@ -114,18 +115,17 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex
                         n_pend += 1
                         continue
                     mode = MACHINE
-                elif nxt == EXIT:  # the backslash: the machine reads it, from this DFA state's state
-                    state = lex_exit[state]
-                    if state == UNKNOWN:
+                elif nxt == EXIT:  # the backslash, read: on from the machine state after it (inside the escape)
+                    nxt = lex_exit[state]
+                    if nxt == UNKNOWN:
                         pend_nodes[n_pend] = node
                         pend_ends[n_pend] = run_end[node]
                         st_pos[top] = run_end[node]
-                        pend_states[n_pend] = st_state[top]
+                        pend_states[n_pend] = state
                         pend_kinds[n_pend] = NEED_EXIT
                         n_pend += 1
                         continue
                     mode = MACHINE
-                    nxt = trans[state, c]
             else:
                 nxt = trans[state, c]
             if nxt == UNKNOWN:  # a machine cell not computed yet
@@ -412,18 +412,23 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
                 _kernels()[7](allowed, trie.dup_ids, trie.dup_of)
             return total
         # What the round set aside, computed in Python; the next round walks those runs again, from the same states.
+        # (A round is a few dozen NumPy calls at most: kinds absent from it cost none.)
         lo = pend_nodes[:n_pend].copy()
         states = pend_states[:n_pend].copy()
         kinds = pend_kinds[:n_pend]
         hi = pend_ends[:n_pend].copy()
+        counts = np.bincount(kinds, minlength=4)
+        if counts[NEED_CELL] == n_pend:  # machine cells alone (most rounds)
+            fill(states, index.node_classes[lo])
+            modes = np.full(n_pend, MACHINE, dtype=np.int64)
+            total -= n_pend
+            continue
         cell = kinds == NEED_CELL
-        if cell.any():
+        if counts[NEED_CELL]:
             fill(states[cell], index.node_classes[lo[cell]])
-        if (kinds == NEED_ROW).any():
-            strings.rows(np.unique(states[kinds == NEED_ROW]))
-        if (kinds == NEED_EXIT).any():
-            strings.exits_for(np.unique(states[kinds == NEED_EXIT]))
-        if (kinds == NEED_CLOSE).any():
-            strings.closes_for(np.unique(states[kinds == NEED_CLOSE]))
+        for kind, compute in ((NEED_ROW, strings.rows), (NEED_EXIT, strings.exits_for),
+                              (NEED_CLOSE, strings.closes_for)):
+            if counts[kind]:
+                compute(sorted(set(states[kinds == kind].tolist())))
         modes = np.where(cell, MACHINE, STRING).astype(np.int64)
         total -= n_pend  # looked at again next round: count each node once

@@ -154,6 +154,10 @@ def test_key_escapes_step_alike(name):
     assert reached, "no key escape reached: the test would check nothing"
     if name == "free keys":
         assert grouped == reached == 18, "a free key's escapes should all be grouped"
+    if name == "named keys, others free":  # a tracked key: the simple escapes no name continues with, grouped
+        for prefix, continuing in [("", None), ("a", "n"), ("aX", None)]:
+            alike = checker.alike(checker.feed(checker.start(), '{"' + prefix + "\\"))
+            assert alike is not None and continuing not in alike and len(alike) == 8 - (continuing is not None)
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "fallback"])
