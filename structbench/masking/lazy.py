@@ -92,9 +92,12 @@ class TrieDense(LazyDense):
             return bits.view("<i4"), 0
         index = self._token_index(vc)
         strings = self._strings
+        counted = 0
         if self._enter[i] >= 0:
             start, mode = int(self._enter[i]), trie_walk.STRING
             total = bool(strings.total[strings.lex_row[start]])
+            if not total:  # a maxLength counter: its plain-only tokens are those short enough
+                counted = strings.counted(start)
         else:
             start, mode = i, trie_walk.MACHINE
             if not self._expanded[i]:  # the whole row: the first level needs nearly every class, and its loops
@@ -105,8 +108,12 @@ class TrieDense(LazyDense):
             bits |= index.trie.plain_bits
             row = strings.lex[strings.lex_row[start]] if mode == trie_walk.STRING else self._trans[i]
             refuses_controls = bool((row[self._classes_of(_CONTROL)] == -1).all())  # a class's first is its rep
+        elif counted:  # up to `counted` plain characters: those plain tokens at once, the same skips (string mode
+            bits |= index.trie.plain_bits_upto(counted)  # refuses control characters)
+            refuses_controls = True
         steps = trie_walk.walk(index, start, mode, lambda: (self._trans, self._loops, self._loops_known, self._enter),
-                               self._fill, strings, bits, skip_plain=total, refuses_controls=refuses_controls)
+                               self._fill, strings, bits, skip_plain=total or bool(counted),
+                               refuses_controls=refuses_controls)
         return bits.view("<i4"), steps
 
     def _trie_depth(self) -> int:

@@ -35,6 +35,7 @@ class StringContent:
 
     def __init__(self, dfa, boundaries: np.ndarray, cap: int):
         self.dfa, self.cap = dfa, cap  # run lengths are followed up to the deepest token: no walk needs more
+        self._counted: dict[int, int] = {}
         codes = boundaries.astype(np.int64)
         self._codes = codes
         self._plain = json_plain(codes)
@@ -53,6 +54,26 @@ class StringContent:
         for d in ds.tolist():
             self._row(d)
             self._run(d)
+
+    def counted(self, d: int) -> int:
+        """n where, from d, a run of plain characters is read up to n of them and never further (a maxLength
+        counter with n characters left: the chain `run` follows ends where no plain character goes on), else 0.
+        Every token of plain characters only is then read exactly when it is at most n long."""
+        found = self._counted.get(d)
+        if found is not None:
+            return found
+        n = int(self.run[d])
+        found = 0
+        if 0 < n <= self.cap:
+            first = int(np.flatnonzero(self._plain)[0])  # along the chain every plain class leads to one state
+            e = d
+            for _ in range(n):
+                e = int(self.lex[e, first])
+                if self.lex[e, 0] == trie_walk.UNKNOWN:  # a DFA built by rows: this one not made yet
+                    self._row(e)
+            found = n if (self.lex[e][self._plain] == -1).all() else 0
+        self._counted[d] = found
+        return found
 
     def _row(self, d: int) -> None:
         if self.lex[d, 0] != trie_walk.UNKNOWN:
@@ -175,7 +196,8 @@ class StringRows:
     """Every string met under one constraint, as rows the compiled walk indexes. Per row r (a string's DFA state
     d, r = base[r] + d): `lex_row[r]` d's row in `lex`, the stacked tables of every DFA met (a DFA's table
     once, whoever shares it; its moves are DFA states, so row base[r] + lex[lex_row[r], c] is where a plain
-    character leads); `run` and `total` per row of `lex`; and, computed when a walk first needs them, `exits[r]` (the
+    character leads); `run`, `total` and `loops` (the classes a state loops on, as bits) per row of `lex`; and,
+    computed when a walk first needs them, `exits[r]` (the
     machine state after a backslash at d) and `closes[r]` (after the closing quote; both -1: refused). Arrays grow
     by doubling: only rows in use are ever indexed.
 
@@ -188,6 +210,7 @@ class StringRows:
         self.lex = np.full((32, len(codes)), -1, dtype=np.int32)
         self.run = np.zeros(32, dtype=np.int64)
         self.total = np.zeros(32, dtype=bool)
+        self.loops = np.zeros((32, self.plain.shape[0]), dtype=np.uint64)
         self.lex_row = np.zeros(128, dtype=np.int64)
         self.base = np.zeros(128, dtype=np.int64)
         self.exits = np.full(128, trie_walk.UNKNOWN, dtype=np.int64)
@@ -229,6 +252,12 @@ class StringRows:
             n = content.dfa.n_states
             self.lex[first:first + n] = content.lex
             self.run[first:first + n] = content.run  # `total` stays False: not claimed for a DFA built by rows
+            self.loops[first:first + n] = _self_loops(content.lex, self.plain.shape[0])
+
+    def counted(self, r: int) -> int:
+        """StringContent.counted at row r's DFA state."""
+        content, _, _ = self._owner(r)
+        return content.counted(r - int(self.base[r]))
 
     def exits_for(self, rows: list[int]) -> None:
         for r in rows:
@@ -254,9 +283,11 @@ class StringRows:
                 self.lex = _grown(self.lex, size, -1)
                 self.run = _grown(self.run, size, 0)
                 self.total = _grown(self.total, size, False)
+                self.loops = _grown(self.loops, size, 0)
             self.lex[first:self._lex_used] = content.lex
             self.run[first:self._lex_used] = content.run
             self.total[first:self._lex_used] = content.total
+            self.loops[first:self._lex_used] = _self_loops(content.lex, self.plain.shape[0])
             found = self._dfas[id(dfa)] = (content, first)  # content keeps dfa alive: its id stays its own
         return found
 
@@ -268,6 +299,15 @@ class StringRows:
         self.base = _grown(self.base, size, 0)
         self.exits = _grown(self.exits, size, trie_walk.UNKNOWN)
         self.closes = _grown(self.closes, size, trie_walk.UNKNOWN)
+
+
+def _self_loops(lex: np.ndarray, n_words: int) -> np.ndarray:
+    """Per DFA state (a row of `lex`), the classes whose character leaves it where it is, as bits (class c at bit
+    c % 64 of word c // 64): a subtree holding only those is read whole from there (a pattern's `[a-z0-9]+`, one
+    state looping on its class). Rows not built yet (UNKNOWN) loop on nothing."""
+    on = np.zeros((len(lex), n_words * 64), dtype=bool)
+    on[:, :lex.shape[1]] = lex == np.arange(len(lex))[:, None]
+    return np.packbits(on, axis=1, bitorder="little").view("<u8").astype(np.uint64)
 
 
 def _grown(a: np.ndarray, size: int, fill) -> np.ndarray:

@@ -80,9 +80,21 @@ class TokenTrie:
         self.plain_tokens = np.zeros(vc.size, dtype=bool)
         self.plain_tokens[vc.token_ids] = path[self.node_of]
         self.plain_bits = pack_bits(self.plain_tokens).view(np.uint8)  # the same, as the walk's bits
+        self._plain_lengths = np.zeros(vc.size, dtype=np.int64)  # by token id: its length where it is plain only
+        self._plain_lengths[vc.token_ids] = np.where(path[self.node_of], vc.lengths, 0)
+        self._plain_upto: dict[int, np.ndarray] = {}
         self.non_ascii = np.flatnonzero(self.codes >= 128)  # the nodes of non-ASCII characters, in preorder
         self.size = len(prefixes)
         self.depth = max((len(p) for p in prefixes), default=0)  # the longest token's length
+
+
+    def plain_bits_upto(self, n: int) -> np.ndarray:
+        """The plain-only tokens of at most n characters, as the walk's bits (kept per n): what a maxLength
+        counter with n characters left reads of them."""
+        found = self._plain_upto.get(n)
+        if found is None:
+            found = self._plain_upto[n] = pack_bits((self._plain_lengths > 0) & (self._plain_lengths <= n)).view(np.uint8)
+        return found
 
 
 def _ascii_own(boundaries: np.ndarray) -> bool:

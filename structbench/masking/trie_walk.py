@@ -24,7 +24,8 @@ Two shortcuts: a refused node drops its subtree (every token through it), and th
 state reads without fail is taken whole without looking at it: in machine mode where the state loops on every
 class found below the node (`loops[state]`, known once its row is), in string mode where every class below is
 plain and the DFA takes any plain character for at least as many steps as the subtree is deep (`lex_run`:
-a maxLength counter, or a loop).
+a maxLength counter, or a loop), or where the DFA state loops on every class below (`lex_loops`: a pattern's
+`[a-z0-9_]+`).
 
 Where the walk starts at a state that reads any run of plain characters (a free string, a free key), every
 token made of plain characters only is allowed at once (TokenTrie.plain_bits) and no subtree of plain
@@ -55,7 +56,8 @@ MACHINE, STRING = 0, 1  # the walk's modes
 NEED_CELL, NEED_ROW, NEED_EXIT, NEED_CLOSE = 0, 1, 2, 3
 
 
-def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex_exit, lex_close, plain, node_classes,
+def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_row, row_base, lex_exit, lex_close, plain,
+          node_classes,
           below, height, subtree, run_end, lo, hi, states, modes, token_at, allowed, cov_starts, cov_ends, n_cov,
           pend_nodes, pend_ends, pend_states, pend_kinds, stack_size, skip_plain, plain_jump):
     """Read the sibling ranges lo[r]:hi[r] from states[r] in modes[r], and their subtrees. Sets in `allowed` (bits) the
@@ -149,9 +151,12 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_row, row_base, lex
             if subtree[node] == 1:
                 continue
             # Whole: in string mode, every class below is plain and the DFA takes that many plain characters in a
-            # row; in machine mode, the state loops on every class below.
+            # row, or the DFA state loops on every class below; in machine mode, the state loops on every class below.
             if mode == STRING:
-                whole, bits = lex_run[lex_row[nxt]] >= height[node], plain
+                if lex_run[lex_row[nxt]] >= height[node]:
+                    whole, bits = True, plain
+                else:
+                    whole, bits = True, lex_loops[lex_row[nxt]]
             else:
                 whole, bits = loops_known[nxt], loops[nxt]
             if whole:
@@ -364,7 +369,8 @@ def warm_up() -> None:
     one = np.zeros(1, dtype=np.int64)
     unknown = np.full(1, UNKNOWN, dtype=np.int64)
     walk_kernel(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), one - 1,
-                np.full((1, 1), -1, dtype=np.int32), one.copy(), one.copy(), one.copy(), unknown, unknown.copy(),
+                np.full((1, 1), -1, dtype=np.int32), one.copy(), np.zeros((1, 1), np.uint64), one.copy(), one.copy(),
+                unknown, unknown.copy(),
                 np.zeros(1, np.uint64), np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one.copy(),
                 np.ones(1, np.int64), one + 1, one, one + 1, one, one.copy(), np.full(1, -1, np.int64),
                 np.zeros(1, np.uint8), one.copy(), one.copy(), 0, one.copy(), one.copy(), one.copy(), one.copy(), 3,
@@ -398,7 +404,8 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
     n_cov, total = 0, 0
     while True:
         trans, loops, known, enter = tables()
-        n_pend, steps, n_cov = _kernels()[0](trans, loops, known, enter, strings.lex, strings.run, strings.lex_row,
+        n_pend, steps, n_cov = _kernels()[0](trans, loops, known, enter, strings.lex, strings.run, strings.loops,
+                                             strings.lex_row,
                                              strings.base, strings.exits, strings.closes, strings.plain,
                                              index.node_classes, index.below, index.height, trie.subtree,
                                              index.run_end, lo, hi, states, modes, trie.token_at, allowed, cov_starts,

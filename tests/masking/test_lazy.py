@@ -191,9 +191,26 @@ def test_string_mode_reads_a_counted_string(vocab, max_length):
     expected = [t for t, text in enumerate(vocab.tokens) if text is not None and t != vocab.eos_id and
                 checker.feed(checker.start(), '"' + text) is not None]
     assert np.flatnonzero(allowed).tolist() == expected
-    if max_length == 64:
-        size = dense._token_index(vocab.__dict__["_codes"]).trie.size
-        assert steps < size / 10, f"{steps} lookups for {size} nodes: the string mode did not skip"
+    # Long: whole subtrees; short (a counter whose plain tokens are those short enough): plain subtrees skipped.
+    size = dense._token_index(vocab.__dict__["_codes"]).trie.size
+    assert steps < size / 100, f"{steps} lookups for {size} nodes: the string mode did not skip"
+
+
+@pytest.mark.parametrize("pattern", ["^[a-z0-9_]+$", "^[a-z]{2,}@[a-z]+$"])
+def test_string_mode_takes_a_pattern_loop_whole(vocab, pattern):
+    """Inside a pattern whose DFA state loops on a class (`[a-z0-9_]+`), a subtree holding only characters it
+    loops on is taken whole: exactly the checker's tokens, in far fewer lookups than the tree has nodes."""
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    checker = SchemaChecker({"type": "string", "pattern": pattern}, "any", "lesson")
+    dense = TrieDense(checker, machine_boundaries(checker.special_chars()), vocab)
+    state = dense.step(dense.step(dense.start, '"'), "a")
+    allowed, steps = dense.mask(state)
+    expected = [t for t, text in enumerate(vocab.tokens) if text is not None and t != vocab.eos_id and
+                checker.feed(checker.start(), '"a' + text) is not None]
+    assert np.flatnonzero(allowed).tolist() == expected
+    size = dense._token_index(vocab.__dict__["_codes"]).trie.size
+    assert steps < size / 20, f"{steps} lookups for {size} nodes: the loop was walked node by node"
 
 
 @pytest.mark.parametrize("name", ["free object", "strict object, maxLength", "pattern and format",
