@@ -178,21 +178,29 @@ def test_masks_equal_the_token_walk(vocab, name, compiled):
         assert np.array_equal(got, expected), (plain.states[i][-1], np.flatnonzero(got != expected)[:10])
 
 
-@pytest.mark.parametrize("max_length", [4, 64])
-def test_string_mode_reads_a_counted_string(vocab, max_length):
-    """Inside a maxLength string exactly the tokens that fit are allowed; where the length left is longer than
-    most tokens, the walk takes whole subtrees: far fewer lookups than the tree has nodes."""
+def string_mask_against_checker(vocab, schema: dict, prefix: str) -> tuple[int, int]:
+    """The compiled mask inside a string value after `prefix` checked token by token against the checker's own
+    feed; returns its lookups and the tree's size."""
     if not trie_walk.compiled():
         pytest.skip("numba is not installed")
-    checker = SchemaChecker({"type": "string", "maxLength": max_length}, "any", "lesson")
-    dense = TrieDense(checker, machine_boundaries(), vocab)
-    state = dense.step(dense.start, '"')
+    checker = SchemaChecker(schema, "any", "lesson")
+    dense = TrieDense(checker, machine_boundaries(checker.special_chars()), vocab)
+    state = dense.start
+    for ch in prefix:
+        state = dense.step(state, ch)
     allowed, steps = dense.mask(state)
     expected = [t for t, text in enumerate(vocab.tokens) if text is not None and t != vocab.eos_id and
-                checker.feed(checker.start(), '"' + text) is not None]
+                checker.feed(checker.start(), prefix + text) is not None]
     assert np.flatnonzero(allowed).tolist() == expected
-    # Long: whole subtrees; short (a counter whose plain tokens are those short enough): plain subtrees skipped.
-    size = dense._token_index(vocab.__dict__["_codes"]).trie.size
+    return steps, dense._token_index(vocab.__dict__["_codes"]).trie.size
+
+
+@pytest.mark.parametrize("max_length", [4, 64])
+def test_string_mode_reads_a_counted_string(vocab, max_length):
+    """Inside a maxLength string exactly the tokens that fit are allowed, in far fewer lookups than the tree has
+    nodes: long, the walk takes whole subtrees; short (a counter whose plain tokens are those short enough), it
+    skips plain subtrees."""
+    steps, size = string_mask_against_checker(vocab, {"type": "string", "maxLength": max_length}, '"')
     assert steps < size / 100, f"{steps} lookups for {size} nodes: the string mode did not skip"
 
 
@@ -200,16 +208,7 @@ def test_string_mode_reads_a_counted_string(vocab, max_length):
 def test_string_mode_takes_a_pattern_loop_whole(vocab, pattern):
     """Inside a pattern whose DFA state loops on a class (`[a-z0-9_]+`), a subtree holding only characters it
     loops on is taken whole: exactly the checker's tokens, in far fewer lookups than the tree has nodes."""
-    if not trie_walk.compiled():
-        pytest.skip("numba is not installed")
-    checker = SchemaChecker({"type": "string", "pattern": pattern}, "any", "lesson")
-    dense = TrieDense(checker, machine_boundaries(checker.special_chars()), vocab)
-    state = dense.step(dense.step(dense.start, '"'), "a")
-    allowed, steps = dense.mask(state)
-    expected = [t for t, text in enumerate(vocab.tokens) if text is not None and t != vocab.eos_id and
-                checker.feed(checker.start(), '"a' + text) is not None]
-    assert np.flatnonzero(allowed).tolist() == expected
-    size = dense._token_index(vocab.__dict__["_codes"]).trie.size
+    steps, size = string_mask_against_checker(vocab, {"type": "string", "pattern": pattern}, '"a')
     assert steps < size / 20, f"{steps} lookups for {size} nodes: the loop was walked node by node"
 
 
