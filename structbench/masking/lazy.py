@@ -262,10 +262,13 @@ class TrieDense(LazyDense):
         ids = ids[~self._loops_known[ids]]
         if not len(ids):
             return
-        complete = ids[(self._trans[ids] != self.UNEXPANDED).all(axis=1)]
-        for i in complete.tolist():
-            self._loops[i] = trie_walk.loop_bits(self._trans[i], i, self._n_words)
-            self._loops_known[i] = True
+        rows = self._trans[ids]
+        complete = (rows != self.UNEXPANDED).all(axis=1)
+        ids, rows = ids[complete], rows[complete]
+        looping = rows == ids[:, None]  # all at once: most of these states loop on nothing
+        if looping.any():
+            self._loops[ids] = trie_walk.bool_bits_rows(looping, self._n_words)
+        self._loops_known[ids] = True
 
 
 def lazy_constraint(machine: Machine, vocab: Vocabulary) -> TabledConstraint:

@@ -305,9 +305,7 @@ def _self_loops(lex: np.ndarray, n_words: int) -> np.ndarray:
     """Per DFA state (a row of `lex`), the classes whose character leaves it where it is, as bits (class c at bit
     c % 64 of word c // 64): a subtree holding only those is read whole from there (a pattern's `[a-z0-9]+`, one
     state looping on its class). Rows not built yet (UNKNOWN) loop on nothing."""
-    on = np.zeros((len(lex), n_words * 64), dtype=bool)
-    on[:, :lex.shape[1]] = lex == np.arange(len(lex))[:, None]
-    return np.packbits(on, axis=1, bitorder="little").view("<u8").astype(np.uint64)
+    return trie_walk.bool_bits_rows(lex == np.arange(len(lex))[:, None], n_words)
 
 
 def _grown(a: np.ndarray, size: int, fill) -> np.ndarray:

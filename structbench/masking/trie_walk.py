@@ -343,16 +343,18 @@ def trie_arrays(trie) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return found
 
 
-def loop_bits(row: np.ndarray, state: int, n_words: int) -> np.ndarray:
-    """The classes a state loops on, as bits (`row` its complete transition row)."""
-    return bool_bits(row == state, n_words)
-
-
 def class_bits(classes: np.ndarray, n_words: int) -> np.ndarray:
     """These classes as bits: class c at bit c % 64 of word c // 64."""
     on = np.zeros(n_words * 64, dtype=bool)
     on[np.asarray(classes, dtype=np.int64)] = True
     return bool_bits(on, n_words)
+
+
+def bool_bits_rows(on: np.ndarray, n_words: int) -> np.ndarray:
+    """bool_bits of each row of a 2-D boolean array, in one pass."""
+    padded = np.zeros((len(on), n_words * 64), dtype=bool)
+    padded[:, :on.shape[1]] = on
+    return np.packbits(padded, axis=1, bitorder="little").view("<u8").astype(np.uint64)
 
 
 def bool_bits(on: np.ndarray, n_words: int) -> np.ndarray:
