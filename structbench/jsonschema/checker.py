@@ -273,7 +273,7 @@ class SchemaChecker(ObjectKeys):
         if top.kind != OBJECT or top.phase != KEY:
             return None
         node = self.nodes[top.node]
-        if top.ks or self._distinct(top) or not self._others_allowed(top):
+        if not self._told_by_text_alone(top):
             return None
         special = ""
         if node.tracks_keys and top.text != OTHER:

@@ -241,15 +241,19 @@ class ObjectKeys:
         answer alone."""
         if top.esc.startswith("="):
             return True
-        return not (self.nodes[top.node].tracks_keys and top.text != OTHER) and not self._distinct(top) \
-            and not top.ks and self._others_allowed(top)
+        return not (self.nodes[top.node].tracks_keys and top.text != OTHER) and self._told_by_text_alone(top)
+
+    def _told_by_text_alone(self, top: Frame) -> bool:
+        """Whether nothing but its text tells this key from another: no pattern or propertyNames state, no count
+        or repeat rule to remember it by, and other keys may come (a key no name continues is one of them)."""
+        return not top.ks and not self._distinct(top) and self._others_allowed(top)
 
     def _tracked_escape_alike(self, top: Frame) -> dict[str, str] | None:
         """alike just after a tracked key's backslash (the checker's `alike`): the simple escapes whose character
         continues no property name make the key some other key, the same frame whichever it is (_key_char), where
         nothing else tells keys apart (no pattern, counted or repeat rule) and other keys may come."""
-        if top.esc != "\\" or top.text == OTHER or not self.nodes[top.node].tracks_keys or top.ks \
-                or self._distinct(top) or not self._others_allowed(top):
+        if top.esc != "\\" or top.text == OTHER or not self.nodes[top.node].tracks_keys \
+                or not self._told_by_text_alone(top):
             return None
         others = [ch for ch, c in SIMPLE_ESCAPES.items() if next(self._names_from(top.node, top.text + c), None) is None]
         return {ch: others[0] for ch in others} if len(others) > 1 else None

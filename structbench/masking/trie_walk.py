@@ -153,10 +153,8 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_row, ro
             # Whole: in string mode, every class below is plain and the DFA takes that many plain characters in a
             # row, or the DFA state loops on every class below; in machine mode, the state loops on every class below.
             if mode == STRING:
-                if lex_run[lex_row[nxt]] >= height[node]:
-                    whole, bits = True, plain
-                else:
-                    whole, bits = True, lex_loops[lex_row[nxt]]
+                whole = True
+                bits = plain if lex_run[lex_row[nxt]] >= height[node] else lex_loops[lex_row[nxt]]
             else:
                 whole, bits = loops_known[nxt], loops[nxt]
             if whole:
@@ -359,9 +357,7 @@ def bool_bits_rows(on: np.ndarray, n_words: int) -> np.ndarray:
 
 def bool_bits(on: np.ndarray, n_words: int) -> np.ndarray:
     """A boolean row over the classes as bits (class c at bit c % 64 of word c // 64)."""
-    padded = np.zeros(n_words * 64, dtype=bool)
-    padded[:len(on)] = on
-    return np.packbits(padded, bitorder="little").view("<u8").astype(np.uint64)
+    return bool_bits_rows(np.asarray(on, dtype=bool)[None, :], n_words)[0]
 
 
 def warm_up() -> None:
@@ -430,14 +426,13 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
         if counts[NEED_CELL] == n_pend:  # machine cells alone (most rounds)
             fill(states, index.node_classes[lo])
             modes = np.full(n_pend, MACHINE, dtype=np.int64)
-            total -= n_pend
-            continue
-        cell = kinds == NEED_CELL
-        if counts[NEED_CELL]:
-            fill(states[cell], index.node_classes[lo[cell]])
-        for kind, compute in ((NEED_ROW, strings.rows), (NEED_EXIT, strings.exits_for),
-                              (NEED_CLOSE, strings.closes_for)):
-            if counts[kind]:
-                compute(sorted(set(states[kinds == kind].tolist())))
-        modes = np.where(cell, MACHINE, STRING).astype(np.int64)
+        else:
+            cell = kinds == NEED_CELL
+            if counts[NEED_CELL]:
+                fill(states[cell], index.node_classes[lo[cell]])
+            for kind, compute in ((NEED_ROW, strings.rows), (NEED_EXIT, strings.exits_for),
+                                  (NEED_CLOSE, strings.closes_for)):
+                if counts[kind]:
+                    compute(sorted(set(states[kinds == kind].tolist())))
+            modes = np.where(cell, MACHINE, STRING).astype(np.int64)
         total -= n_pend  # looked at again next round: count each node once
