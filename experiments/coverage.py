@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -367,7 +368,8 @@ def check_corpus_settings(settings, own_keys=None) -> dict:
     trial's `files`; `own_keys()` checks the experiment's own keys (after the timeout, before the subset)."""
     corpus_dir = settings.get("corpus_dir")
     if not isinstance(corpus_dir, str) or not corpus_dir or not Path(corpus_dir).is_dir():
-        raise SettingsError(f"corpus_dir {corpus_dir!r} is not a directory")
+        raise SettingsError(f"corpus_dir {corpus_dir!r} is not a directory (from {os.getcwd()}; set corpus_dir=DIR, "
+                            "or STRUCTBENCH_DATA to the folder holding maskbench/)")
     sample = _integer(settings, "sample", None, 1, allow_null=True)
     seconds = settings.get("compile_timeout_s", 10)
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds <= 0:

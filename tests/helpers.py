@@ -12,10 +12,13 @@ from pathlib import Path
 from hypothesis import strategies as st
 from omegaconf import OmegaConf
 
+from structbench.bench.shared_data import maskbench_dir, official_suite_dir
+
 ROOT = Path(__file__).resolve().parent.parent
 CONF_DIR = ROOT / "conf"
 SWEEPS = sorted(p.stem for p in (CONF_DIR / "sweep").glob("*.yaml"))
-SUITE = ROOT.parent / "shared" / "data" / "json-schema-test-suite" / "tests" / "draft2020-12"
+SUITE = official_suite_dir()  # $STRUCTBENCH_DATA, else ../shared/data beside the checkout
+CORPUS = maskbench_dir()
 
 
 def run_cli(*args, timeout=600, env=None, cwd=ROOT):

@@ -5,7 +5,7 @@ over fresh corpus schemas (test_cold_walks)."""
 
 import numpy as np
 import pytest
-from helpers import ROOT
+from helpers import CORPUS
 from structbench.experiments.fresh import schema_row
 from structbench.experiments.speed import prepare_vocabulary
 
@@ -79,7 +79,6 @@ def test_build(benchmark, vocab, strategy, task_name):
     assert walk(constraint, answer_ids(vocab, task), vocab.eos_id) is not None
 
 
-CORPUS = ROOT.parent / "shared" / "data" / "maskbench"
 # Twelve corpus schemas from five subsets that ours and llguidance both compile and walk, on the same instance
 # (checked by test_cold_walks): the cold gate's fixed set, 15 to 78 tokens per walk.
 COLD_SCHEMAS = ("Github_trivial---o10055.json", "Github_trivial---o69499.json", "Github_easy---o13981.json",
@@ -94,7 +93,7 @@ def test_cold_walks(benchmark, vocab, strategy):
     experiment does (every mask checked); the median cold mask after the first (TBM p50) goes to extra_info, the
     speed gate's cold ratio. One round: a second would not be cold."""
     if not CORPUS.is_dir() or vocab.name != "llama3":
-        pytest.skip("the cold walks need the MaskBench corpus beside the project and Llama 3's vocabulary")
+        pytest.skip("the cold walks need the MaskBench corpus ($STRUCTBENCH_DATA or ../shared/data) and Llama 3's vocabulary")
     if strategy != "lazy":
         pytest.importorskip(strategy, reason=install_line("engines"))
     prepare_vocabulary(strategy, vocab)  # per vocabulary, untimed, as in the fresh experiment

@@ -19,11 +19,11 @@ from collections import Counter
 from pathlib import Path
 
 from structbench.bench.referees import SchemaReferee
+from structbench.bench.shared_data import official_suite_dir
 from structbench.jsonschema.checker import SchemaChecker
 
-REPO = Path(__file__).resolve().parents[2]  # the checkout this runs from (its results/ and ../shared/)
-DEFAULT_SUITE = REPO.parent / "shared" / "data" / "json-schema-test-suite" \
-    / "tests" / "draft2020-12"
+REPO = Path(__file__).resolve().parents[2]  # the checkout this runs from (its results/)
+DEFAULT_SUITE = official_suite_dir()  # $STRUCTBENCH_DATA, else ../shared/data beside the checkout
 DEFAULT_TABLE = REPO / "results" / "official_suite.csv"
 COLUMNS = ("keyword", "tests", "compiled", "agree")
 

@@ -102,7 +102,7 @@ def test_annotations_change_nothing(keyword):
     assert _accepts(checker, 3) and not _accepts(checker, "3")
 
 
-@pytest.mark.skipif(not SUITE.is_dir(), reason="the JSON-Schema-Test-Suite is not beside the project")
+@pytest.mark.skipif(not SUITE.is_dir(), reason="no JSON-Schema-Test-Suite in $STRUCTBENCH_DATA or ../shared/data")
 def test_official_suite_never_accepts_an_invalid_instance(capsys):
     """Every case whose schema compiles: the checker never accepts what the referee rejects, and no keyword
     agrees with the referee on fewer cases than recorded in results/official_suite.csv (written by

@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import ROOT
+from helpers import CORPUS
 
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
@@ -234,14 +234,13 @@ def test_checked_string_rows_are_the_checkers_steps(vocab, name):
             assert (got == -1) if want is None else dense.states[got] == want, (plain.states[i][-1], repr(rep))
 
 
-CORPUS = ROOT.parent / "shared" / "data" / "maskbench"
 
 
 def test_corpus_walks_match(vocab):
     """Twenty corpus schemas from every subset: the lazy strategy's masks along the first instance it accepts
     are LazyDense's."""
     if not CORPUS.is_dir() or vocab.name != "llama3":
-        pytest.skip("needs the MaskBench corpus beside the project and Llama 3's vocabulary")
+        pytest.skip("needs the MaskBench corpus ($STRUCTBENCH_DATA or ../shared/data) and Llama 3's vocabulary")
     files = sorted(CORPUS.glob("*.json"))[::237][:20]
     walked = 0
     for path in files:
