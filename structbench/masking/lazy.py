@@ -49,6 +49,11 @@ class TrieDense(LazyDense):
         self._loops = np.zeros((64, self._n_words), dtype=np.uint64)
         self._loops_known = np.zeros(64, dtype=bool)
         self._enter = np.full(64, -1, dtype=np.int64)  # per state: its string-mode row, -1 for none
+        # Per state whose loops are known: it reads any run of plain characters (`total`), and it refuses every
+        # control character; per lex row, the latter for string mode. What a mask's walk starts from.
+        self._total = np.zeros(64, dtype=bool)
+        self._quiet = np.zeros(64, dtype=bool)
+        self._lex_quiet: dict[int, bool] = {}
         self._string_content_of = getattr(machine, "string_content", None)
         self._content: dict[int, tuple | None] = {}  # per state: (its string's DFA, DFA state), or None
         self._hinted: set[int] = set()  # states whose hints are applied to their rows (_apply_hints)
@@ -64,6 +69,8 @@ class TrieDense(LazyDense):
             self._loops = np.concatenate([self._loops, np.zeros((grow, self._n_words), dtype=np.uint64)])
             self._loops_known = np.concatenate([self._loops_known, np.zeros(grow, dtype=bool)])
             self._enter = np.concatenate([self._enter, np.full(grow, -1, dtype=np.int64)])
+            self._total = np.concatenate([self._total, np.zeros(grow, dtype=bool)])
+            self._quiet = np.concatenate([self._quiet, np.zeros(grow, dtype=bool)])
         if i == n and self.compiled:  # new: inside a checked string or key, the walk reads on in string mode
             found = self._content_at(i)
             if found is not None:
@@ -95,26 +102,36 @@ class TrieDense(LazyDense):
         counted = 0
         if self._enter[i] >= 0:
             start, mode = int(self._enter[i]), trie_walk.STRING
-            total = bool(strings.total[strings.lex_row[start]])
-            if not total:  # a maxLength counter: its plain-only tokens are those short enough
+            lex_row = int(strings.lex_row[start])
+            total = bool(strings.total[lex_row])
+            if total:
+                refuses_controls = self._lex_refuses_controls(lex_row)
+            else:  # a maxLength counter: its plain-only tokens are those short enough
                 counted = strings.counted(start)
         else:
             start, mode = i, trie_walk.MACHINE
             if not self._expanded[i]:  # the whole row: the first level needs nearly every class, and its loops
                 self._expand([i])
-            total = bool(self._loops_known[i]) and not (strings.plain & ~self._loops[i]).any()
-        refuses_controls = False
+            total, refuses_controls = bool(self._total[i]), bool(self._quiet[i])  # (_note_loops)
         if total:  # any run of plain characters is read from here: every plain token at once, their subtrees skipped
             bits |= index.trie.plain_bits
-            row = strings.lex[strings.lex_row[start]] if mode == trie_walk.STRING else self._trans[i]
-            refuses_controls = bool((row[self._classes_of(_CONTROL)] == -1).all())  # a class's first is its rep
         elif counted:  # up to `counted` plain characters: those plain tokens at once, the same skips (string mode
             bits |= index.trie.plain_bits_upto(counted)  # refuses control characters)
             refuses_controls = True
+        else:
+            refuses_controls = False
         steps = trie_walk.walk(index, start, mode, lambda: (self._trans, self._loops, self._loops_known, self._enter),
                                self._fill, strings, bits, skip_plain=total or bool(counted),
                                refuses_controls=refuses_controls)
         return bits.view("<i4"), steps
+
+    def _lex_refuses_controls(self, lex_row: int) -> bool:
+        """Whether string mode's lex row refuses every control character (asked once per row)."""
+        found = self._lex_quiet.get(lex_row)
+        if found is None:  # a class's first character is its representative
+            row = self._strings.lex[lex_row]
+            found = self._lex_quiet[lex_row] = bool((row[self._classes_of(_CONTROL)] == -1).all())
+        return found
 
     def _trie_depth(self) -> int:
         return self._token_index(vocab_codes(self.vocab)).trie.depth
@@ -268,6 +285,8 @@ class TrieDense(LazyDense):
         looping = rows == ids[:, None]  # all at once: most of these states loop on nothing
         if looping.any():
             self._loops[ids] = trie_walk.bool_bits_rows(looping, self._n_words)
+            self._total[ids] = ~((self._strings.plain & ~self._loops[ids]) != 0).any(axis=1)
+        self._quiet[ids] = (rows[:, self._classes_of(_CONTROL)] == -1).all(axis=1)
         self._loops_known[ids] = True
 
 

@@ -20,7 +20,6 @@ Read top-down:
 from __future__ import annotations
 
 import bisect
-import contextlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -257,16 +256,23 @@ class ContextSplit:
         return list(tops)
 
 
-@contextlib.contextmanager
-def fueled(fuel: Fuel, *denses: LazyDense):
-    """Run a block with these walks' machine steps drawn from `fuel` (and from what they drew on before, after it)."""
-    before = [dense.fuel for dense in denses]
-    for dense in denses:
-        dense.fuel = fuel
-    try:
-        yield fuel
-    finally:
-        for dense, outer in zip(denses, before):
+class fueled:
+    """Run a block (``with fueled(fuel, *denses):``) with these walks' machine steps drawn from `fuel`, and from
+    what they drew on before, after it. A class, not a generator: every mask built enters one."""
+
+    __slots__ = ("fuel", "denses", "before")
+
+    def __init__(self, fuel: Fuel, *denses: LazyDense):
+        self.fuel, self.denses = fuel, denses
+
+    def __enter__(self) -> Fuel:
+        self.before = [dense.fuel for dense in self.denses]
+        for dense in self.denses:
+            dense.fuel = self.fuel
+        return self.fuel
+
+    def __exit__(self, *exc) -> None:
+        for dense, outer in zip(self.denses, self.before):
             dense.fuel = outer
 
 

@@ -341,6 +341,16 @@ def trie_arrays(trie) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return found
 
 
+def _first_round(trie) -> tuple[np.ndarray, ...]:
+    """The first round's one range (the root's children: lo, hi) and its state and mode (set by each walk), kept on
+    the tree: the kernel only reads them, and walks run one at a time (as walk_buffers)."""
+    found = trie.__dict__.get("_first_round")
+    if found is None:
+        found = trie.__dict__["_first_round"] = (np.zeros(1, dtype=np.int64), np.full(1, trie.size, dtype=np.int64),
+                                                  np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
+    return found
+
+
 def class_bits(classes: np.ndarray, n_words: int) -> np.ndarray:
     """These classes as bits: class c at bit c % 64 of word c // 64."""
     on = np.zeros(n_words * 64, dtype=bool)
@@ -397,8 +407,8 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
     cov_starts, cov_ends, pend_nodes, pend_ends, pend_states, pend_kinds = index.walk_buffers()
     first_end, nonplain_next, exit_next = trie_arrays(trie)
     plain_jump = exit_next if refuses_controls else nonplain_next
-    lo, hi = np.array([0], dtype=np.int64), np.array([trie.size], dtype=np.int64)
-    states, modes = np.array([start], dtype=np.int64), np.array([mode], dtype=np.int64)
+    lo, hi, states, modes = _first_round(trie)
+    states[0], modes[0] = start, mode
     n_cov, total = 0, 0
     while True:
         trans, loops, known, enter = tables()
