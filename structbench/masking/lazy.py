@@ -274,19 +274,32 @@ class TrieDense(LazyDense):
         self._expanded[i] = True
 
     def _note_loops(self, ids: np.ndarray) -> None:
-        """The loop bits of the states among `ids` whose rows have just become complete (rows computed whole: a
-        row completed cell by cell is a state tokens pass through, whose subtrees are walked, not taken whole)."""
+        """The loop bits of `ids`, whose rows _expand has just computed whole (a row completed cell by cell is a
+        state tokens pass through, whose subtrees are walked, not taken whole)."""
+        if len(ids) == 1:  # most calls: one state, without the fancy indexing
+            i = int(ids[0])
+            if self._loops_known[i]:
+                return
+            row = self._trans[i]
+            looping = row == i
+            if looping.any():
+                self._loops[i] = trie_walk.bool_bits(looping, self._n_words)
+                if not (self._strings.plain & ~self._loops[i]).any():
+                    self._total[i] = True
+                    self._quiet[i] = (row[self._classes_of(_CONTROL)] == -1).all()
+            self._loops_known[i] = True
+            return
         ids = ids[~self._loops_known[ids]]
         if not len(ids):
             return
         rows = self._trans[ids]
-        complete = (rows != self.UNEXPANDED).all(axis=1)
-        ids, rows = ids[complete], rows[complete]
         looping = rows == ids[:, None]  # all at once: most of these states loop on nothing
         if looping.any():
             self._loops[ids] = trie_walk.bool_bits_rows(looping, self._n_words)
-            self._total[ids] = ~((self._strings.plain & ~self._loops[ids]) != 0).any(axis=1)
-        self._quiet[ids] = (rows[:, self._classes_of(_CONTROL)] == -1).all(axis=1)
+            total = ~((self._strings.plain & ~self._loops[ids]) != 0).any(axis=1)
+            self._total[ids] = total
+            if total.any():  # asked only where the state reads any plain run
+                self._quiet[ids[total]] = (rows[total][:, self._classes_of(_CONTROL)] == -1).all(axis=1)
         self._loops_known[ids] = True
 
 

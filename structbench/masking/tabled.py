@@ -482,11 +482,16 @@ class LazyDense:
         the classes it could not read at all refused in one go (`may_read`); where plain characters step alike
         (`plain_default`), control characters refused and the alike ones stepped once for them all."""
         may, plain = self._hints_of(i)[:2]
+        if may is None and plain is None:
+            return
+        unknown = row == self.UNEXPANDED
         if may is not None:
-            row[(row == self.UNEXPANDED) & self._classes_of(may, outside=True)] = -1
+            refused = unknown & self._classes_of(may, outside=True)
+            row[refused] = -1
+            unknown &= ~refused
         if plain is not None:
-            row[(row == self.UNEXPANDED) & self._classes_of(_CONTROL)] = -1
-            alike = (row == self.UNEXPANDED) & self._plain_classes() & self._classes_of(plain[1], outside=True)
+            row[unknown & self._classes_of(_CONTROL)] = -1
+            alike = unknown & self._plain_classes() & self._classes_of(plain[1], outside=True)
             if alike.any():
                 nxt = self._step_class(i, int(np.flatnonzero(alike)[0]))
                 row[alike] = -1 if nxt is None else self.id_of(nxt)
@@ -516,9 +521,10 @@ class LazyDense:
         """Over the classes: those whose representative is one of `chars`, or (outside) is not (memoised: hints
         repeat)."""
         mask = self._class_masks.get((chars, outside))
-        if mask is None:
-            mask = self._class_masks[(chars, outside)] = np.array([(ch in chars) != outside for ch in self.reps],
-                                                                  dtype=bool)
+        if mask is None:  # the class of each character, where that character is its representative
+            mask = np.full(len(self.reps), outside, dtype=bool)
+            mask[[c for c in self._class_indexes(chars) if self.reps[c] in chars]] = not outside
+            self._class_masks[(chars, outside)] = mask
         return mask
 
     def _plain_classes(self) -> np.ndarray:
