@@ -96,6 +96,7 @@ class SchemaChecker(ObjectKeys):
         self.steps_taken = 0  # every step, the alternatives of a union included: what work budgets draw on
         self._key_indexes: dict = {}  # node id -> its property names sorted, and their children (ObjectKeys)
         self._key_tries: dict = {}  # key context (its frame, text "") -> the DFA of its plain characters (ObjectKeys)
+        self._trie_of_top: dict = {}  # a key's frame -> key_trie's answer for it
         self._name_trees: dict = {}  # (node id, names, None for all) -> that DFA, shared by contexts (ObjectKeys)
         self._starts: dict = {}  # node id -> the first characters of its values (may_read)
         self._number_reads: dict = {}  # (node id, number DFA state) -> the characters the DFA moves on (may_read)

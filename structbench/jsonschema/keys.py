@@ -184,6 +184,13 @@ class ObjectKeys:
         where the key's text is not all its state: pattern or propertyNames DFAs, distinct keys, or an object
         that tracks no names (its keys loop on one state already). Where other keys may come, one for every key
         of the object; else one per set of names that may come."""
+        known = self._trie_of_top.get(top, False)  # asked two or three times per key state (string_content, ...)
+        if known is not False:
+            return known
+        found = self._trie_of_top[top] = self._key_trie(top)
+        return found
+
+    def _key_trie(self, top: Frame):
         node = self.nodes[top.node]
         if not node.tracks_keys or self._key_dfas(node) or self._distinct(top):
             return None

@@ -444,6 +444,8 @@ class LazyDense:
 
     def _cells(self, cur: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The distinct cells among (cur[k], cls[k]), ordered by state: (states, classes)."""
+        if len(cur) == 1:  # a token's advance asks for one cell
+            return cur.astype(np.int64), cls.astype(np.int64)
         n = len(self.reps)
         keys = cur.astype(np.int64) * n + cls
         keys.sort()
