@@ -93,7 +93,8 @@ def test_cold_walks(benchmark, vocab, strategy):
     experiment does (every mask checked); the median cold mask after the first (TBM p50) goes to extra_info, the
     speed gate's cold ratio. One round: a second would not be cold."""
     if not CORPUS.is_dir() or vocab.name != "llama3":
-        pytest.skip("the cold walks need the MaskBench corpus ($STRUCTBENCH_DATA or ../shared/data) and Llama 3's vocabulary")
+        pytest.skip("the cold walks need the MaskBench corpus ($STRUCTBENCH_DATA or ../shared/data) and Llama 3's "
+                    "vocabulary")
     if strategy != "lazy":
         pytest.importorskip(strategy, reason=install_line("engines"))
     prepare_vocabulary(strategy, vocab)  # per vocabulary, untimed, as in the fresh experiment

@@ -128,10 +128,18 @@ class TrieDense(LazyDense):
     def _lex_refuses_controls(self, lex_row: int) -> bool:
         """Whether string mode's lex row refuses every control character (asked once per row)."""
         found = self._lex_quiet.get(lex_row)
-        if found is None:  # a class's first character is its representative
-            row = self._strings.lex[lex_row]
-            found = self._lex_quiet[lex_row] = bool((row[self._classes_of(_CONTROL)] == -1).all())
+        if found is None:
+            found = self._lex_quiet[lex_row] = bool(self._refuses_controls(self._strings.lex[lex_row]))
         return found
+
+    def _refuses_controls(self, rows: np.ndarray):
+        """Per row (of the machine's or string mode's classes): is every control character refused? A class's
+        first character is its representative."""
+        return (rows[..., self._classes_of(_CONTROL)] == -1).all(axis=-1)
+
+    def _reads_plain_runs(self, loops: np.ndarray):
+        """Per row of loop bits: does the state loop on every plain character (so it reads any run of them)?"""
+        return ~((self._strings.plain & ~loops) != 0).any(axis=-1)
 
     def _trie_depth(self) -> int:
         return self._token_index(vocab_codes(self.vocab)).trie.depth
@@ -284,9 +292,9 @@ class TrieDense(LazyDense):
             looping = row == i
             if looping.any():
                 self._loops[i] = trie_walk.bool_bits(looping, self._n_words)
-                if not (self._strings.plain & ~self._loops[i]).any():
-                    self._total[i] = True
-                    self._quiet[i] = (row[self._classes_of(_CONTROL)] == -1).all()
+                self._total[i] = total = self._reads_plain_runs(self._loops[i])
+                if total:  # asked only where the state reads any plain run
+                    self._quiet[i] = self._refuses_controls(row)
             self._loops_known[i] = True
             return
         ids = ids[~self._loops_known[ids]]
@@ -296,10 +304,9 @@ class TrieDense(LazyDense):
         looping = rows == ids[:, None]  # all at once: most of these states loop on nothing
         if looping.any():
             self._loops[ids] = trie_walk.bool_bits_rows(looping, self._n_words)
-            total = ~((self._strings.plain & ~self._loops[ids]) != 0).any(axis=1)
-            self._total[ids] = total
-            if total.any():  # asked only where the state reads any plain run
-                self._quiet[ids[total]] = (rows[total][:, self._classes_of(_CONTROL)] == -1).all(axis=1)
+            self._total[ids] = total = self._reads_plain_runs(self._loops[ids])
+            if total.any():
+                self._quiet[ids[total]] = self._refuses_controls(rows[total])
         self._loops_known[ids] = True
 
 
