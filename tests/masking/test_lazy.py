@@ -234,8 +234,6 @@ def test_checked_string_rows_are_the_checkers_steps(vocab, name):
             assert (got == -1) if want is None else dense.states[got] == want, (plain.states[i][-1], repr(rep))
 
 
-
-
 def test_corpus_walks_match(vocab):
     """Twenty corpus schemas from every subset: the lazy strategy's masks along the first instance it accepts
     are LazyDense's."""
