@@ -9,16 +9,33 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import strategies as st
 from omegaconf import OmegaConf
 
 from structbench.bench.shared_data import maskbench_dir, official_suite_dir
+from structbench.extras import install_line
 
 ROOT = Path(__file__).resolve().parent.parent
 CONF_DIR = ROOT / "conf"
 SWEEPS = sorted(p.stem for p in (CONF_DIR / "sweep").glob("*.yaml"))
 SUITE = official_suite_dir()  # $STRUCTBENCH_DATA, else ../shared/data beside the checkout
 CORPUS = maskbench_dir()
+
+
+
+def require_llama3(vocab=None) -> None:
+    """Skip, quoting the vocabs install line, where Llama 3's vocabulary is not installed: `vocab` is the test's (a
+    synthetic stand-in cannot spell the test's texts, nor has its tree's shape), else the package is looked for."""
+    if vocab is None:
+        from structbench.lm.real_vocab import MissingVocabulary, real_vocabulary
+
+        try:
+            vocab = real_vocabulary("llama3")
+        except MissingVocabulary:
+            vocab = None
+    if vocab is None or vocab.name != "llama3":
+        pytest.skip(f"needs Llama 3's vocabulary: {install_line('vocabs')}")
 
 
 def run_cli(*args, timeout=600, env=None, cwd=ROOT):

@@ -5,7 +5,7 @@ over fresh corpus schemas (test_cold_walks)."""
 
 import numpy as np
 import pytest
-from helpers import CORPUS
+from helpers import CORPUS, require_llama3
 from structbench.experiments.fresh import schema_row
 from structbench.experiments.speed import prepare_vocabulary
 
@@ -115,6 +115,7 @@ def test_cold_walks(benchmark, vocab, strategy):
 def test_wide_object_first_masks(benchmark, vocab, properties):
     """A fresh object schema with 100 or 1,000 properties: compile plus the masks of its answer's first three
     tokens under lazy (issue 12's target: under 100 ms on Llama 3). Correctness first: the answer walks through."""
+    require_llama3(vocab)
     import json
 
     from structbench.bench.tasks import Task

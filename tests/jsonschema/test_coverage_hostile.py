@@ -14,7 +14,7 @@ import sys
 import time
 
 import pandas as pd
-from helpers import ROOT
+from helpers import ROOT, require_llama3
 from structbench.experiments.coverage import corpus_files, schema_rows
 
 from structbench.bench.referees import UNJUDGED
@@ -106,6 +106,7 @@ def _capped():
 
 
 def test_the_coverage_sweep_runs_a_hostile_corpus_to_the_end(tmp_path):
+    require_llama3()  # the coverage sweep runs on Llama 3's vocabulary
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     _write_corpus(corpus)

@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import CORPUS
+from helpers import CORPUS, require_llama3
 
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
@@ -95,6 +95,7 @@ def reached_states(checker, dense, vocab, value, rng, branches=12, separators=("
 def test_hints_are_sound(vocab, name, whitespace):
     """may_read is a superset of what a stack reads (whitespace included, which each policy allows in its own
     places), plain_default's characters all step alike, and so does each of alike's with the one it names."""
+    require_llama3(vocab)
     schema, value = SCHEMAS[name]
     checker = SchemaChecker(schema, "any", whitespace)
     reps = [chr(int(b)) for b in machine_boundaries(checker.special_chars())]
@@ -164,6 +165,7 @@ def test_key_escapes_step_alike(name):
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
 def test_masks_equal_the_token_walk(vocab, name, compiled):
     """The prefix-tree walk (string mode, loop skips, hints) gives LazyDense's masks; so does the fallback."""
+    require_llama3(vocab)
     if compiled and not trie_walk.compiled():
         pytest.skip("numba is not installed")
     schema, value = SCHEMAS[name]
@@ -200,6 +202,7 @@ def test_string_mode_reads_a_counted_string(vocab, max_length):
     """Inside a maxLength string exactly the tokens that fit are allowed, in far fewer lookups than the tree has
     nodes: long, the walk takes whole subtrees; short (a counter whose plain tokens are those short enough), it
     skips plain subtrees."""
+    require_llama3(vocab)
     steps, size = string_mask_against_checker(vocab, {"type": "string", "maxLength": max_length}, '"')
     assert steps < size / 100, f"{steps} lookups for {size} nodes: the string mode did not skip"
 
@@ -208,6 +211,7 @@ def test_string_mode_reads_a_counted_string(vocab, max_length):
 def test_string_mode_takes_a_pattern_loop_whole(vocab, pattern):
     """Inside a pattern whose DFA state loops on a class (`[a-z0-9_]+`), a subtree holding only characters it
     loops on is taken whole: exactly the checker's tokens, in far fewer lookups than the tree has nodes."""
+    require_llama3(vocab)
     steps, size = string_mask_against_checker(vocab, {"type": "string", "pattern": pattern}, '"a')
     assert steps < size / 20, f"{steps} lookups for {size} nodes: the loop was walked node by node"
 
@@ -218,6 +222,7 @@ def test_checked_string_rows_are_the_checkers_steps(vocab, name):
     """A row inside a checked string or a key comes from its DFA (one machine state per next DFA state, the quote
     only where the DFA accepts; a key's DFA is the prefix tree of the names it may become): on every class it is
     what the checker's own step gives."""
+    require_llama3(vocab)
     schema, value = SCHEMAS[name]
     checker = SchemaChecker(schema, "any", "lesson")
     dense = TrieDense(checker, machine_boundaries(checker.special_chars()), vocab)
@@ -287,6 +292,7 @@ def test_lazy_over_a_pattern_walks_like_tabled(vocab, pattern, answer, shared):
     """A pattern task: lazy walks the checker's classes where they refine the pattern's, so it reuses the index
     index_vocabulary built instead of indexing every token per pattern; a pattern that cuts a non-ASCII range keeps
     its own classes. The masks are tabled's (which walks the pattern's own classes)."""
+    require_llama3(vocab)
     task = Task("t", "pattern", pattern, answer)
     lazy, tabled = (compile_constraint(task, vocab, s) for s in ("lazy", "tabled"))
     assert np.array_equal(lazy.dense.boundaries, machine_boundaries()) == shared
@@ -383,6 +389,7 @@ def test_whole_string_tables_are_the_rows_built_one_by_one(name):
 def test_node_classes_shortcut_is_the_lookup(vocab, chars):
     """An index's node classes: ASCII nodes take their code as class (the checker's partition), only the non-ASCII
     ones are looked up; the same as looking every node up, for the checker's classes and for a pattern's."""
+    require_llama3(vocab)
     from structbench.masking.tabled import vocab_codes
     from structbench.masking.token_index import TokenIndex
 
@@ -418,6 +425,7 @@ def test_class_runs_end_at_the_first_sibling_of_another_class(vocab, chars):
 def test_classes_below_from_the_ascii_index_are_the_full_pass(vocab, chars):
     """A schema naming non-ASCII characters: its classes below each node come from the checker's index (ASCII bits
     kept, only non-ASCII nodes' ancestors walked), the same as the full pass over every node."""
+    require_llama3(vocab)
     from structbench.masking.tabled import vocab_codes
     from structbench.masking.token_index import TokenIndex
 
