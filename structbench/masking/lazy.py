@@ -12,6 +12,8 @@ character.
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from structbench.lm.vocab import Vocabulary
@@ -31,6 +33,7 @@ from structbench.masking.tabled import (
 )
 
 _BUSY = 64  # pending nodes on one state in one round that make its whole row worth computing
+_WHOLE_ROWS = 1 << 18  # a pattern's DFA with up to this many (state, class) cells is tabled whole at compile time
 _FEW = 8  # a state after a string's closing quote that may read at most this many characters: its row at once
 
 
@@ -182,6 +185,9 @@ class TrieDense(LazyDense):
 
     def _fill(self, cur: np.ndarray, cls: np.ndarray) -> None:
         states, classes = self._cells(cur, cls)
+        if self._rows_of is not None:  # a pattern's DFA: whole rows, vectorised (LazyDense._expand_rows)
+            self._expand(distinct(states))
+            return
         ids = distinct(states)
         # A state inside a checked string or key: its cells from the DFA's (a walk asks only for a backslash's or
         # a quote's, which the machine steps; a token's advance asks for plain characters too).
@@ -312,11 +318,19 @@ class TrieDense(LazyDense):
 
 def lazy_constraint(machine: Machine, vocab: Vocabulary) -> TabledConstraint:
     """The lazy strategy's constraint over a pattern's DFA or a schema's checker."""
-    if isinstance(machine, PatternMachine):
-        boundaries = _pattern_classes(machine.dfa)
-    else:
+    if not isinstance(machine, PatternMachine):
         boundaries = machine_boundaries(machine.special_chars())
-    return TabledConstraint(machine, vocab, boundaries, eager=False, split=False, dense=TrieDense)
+        return TabledConstraint(machine, vocab, boundaries, eager=False, split=False, dense=TrieDense)
+    boundaries = _pattern_classes(machine.dfa)
+    constraint = TabledConstraint(machine, vocab, boundaries, eager=False, split=False, dense=TrieDense)
+    if machine.dfa.n_states * len(boundaries) <= _WHOLE_ROWS:
+        # A small DFA's every row now, in one vectorised lookup: its masks' walks then never stop for a row. (The
+        # masks stay lazy: each is walked when first asked for.)
+        dense = constraint.dense
+        for state in range(machine.dfa.n_states):
+            dense.id_of(state)
+        dense._expand(range(len(dense.states)))
+    return constraint
 
 
 def _pattern_classes(dfa) -> np.ndarray:
@@ -325,5 +339,13 @@ def _pattern_classes(dfa) -> np.ndarray:
     indexed now. A finer partition gives the same masks (each class lies inside one of the pattern's), and an
     index costs a pass over every token's characters: per schema, that would be most of a fresh answer."""
     own = pattern_boundaries(dfa)
+    shared, cuts = _shared_classes()
+    return shared if cuts.issuperset(own.tolist()) else own
+
+
+@cache
+def _shared_classes() -> tuple[np.ndarray, frozenset]:
+    """machine_boundaries() (read-only: every pattern that shares it gets this one array) and its cuts as a set."""
     shared = machine_boundaries()
-    return shared if np.isin(own, shared).all() else own
+    shared.flags.writeable = False
+    return shared, frozenset(shared.tolist())

@@ -83,3 +83,30 @@ class PatternMachine:
 
     def can_end(self, state) -> bool:
         return state in self.dfa.accepting
+
+    def rows(self, states, boundaries: np.ndarray) -> np.ndarray:
+        """The DFA state after one character of each class, for each of `states` at once (-1: stuck): a table's
+        rows in one vectorised pass, not a step per class. Class c is the characters from boundaries[c] up to the
+        next boundary, all alike for the DFA (its moves are cut at class boundaries), so its first stands for it."""
+        keys, targets = _move_keys(self.dfa)
+        codes = np.asarray(boundaries, dtype=np.int64)
+        his = targets[:, 0]
+        at = np.asarray(states, dtype=np.int64)[:, None] * _SPAN + codes[None, :]
+        k = np.searchsorted(keys, at, side="right") - 1  # the last move starting at or before the class, in its state
+        kk = np.maximum(k, 0)
+        hit = (k >= 0) & (keys[kk] // _SPAN == at // _SPAN) & (codes[None, :] <= his[kk])
+        return np.where(hit, targets[kk, 1], -1)
+
+
+_SPAN = 0x110000 + 1  # above every code point: (state, code) as one sortable key
+
+
+def _move_keys(dfa: DFA) -> tuple[np.ndarray, np.ndarray]:
+    """Every move of the DFA as a sorted key state * _SPAN + lo, with (hi, target) beside it; kept on the DFA."""
+    found = dfa.__dict__.get("_move_keys")
+    if found is None:
+        moves = np.array([(s, lo, hi, t) for s, row in enumerate(dfa.moves) for lo, hi, t in row],
+                         dtype=np.int64).reshape(-1, 4)
+        found = (moves[:, 0] * _SPAN + moves[:, 1], moves[:, 2:].copy())
+        dfa.__dict__["_move_keys"] = found
+    return found

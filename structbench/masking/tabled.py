@@ -349,6 +349,7 @@ class LazyDense:
         self._may_read_of = getattr(machine, "may_read", None)
         self._plain_default_of = getattr(machine, "plain_default", None)
         self._alike_of = getattr(machine, "alike", None)
+        self._rows_of = getattr(machine, "rows", None)  # a machine's rows at once (a pattern's DFA): see _expand_rows
         self._hints: dict[int, list] = {}  # per state: may_read, plain_default, the plain step once taken, alike,
         # the steps of alike's characters once taken
         self._class_masks: dict[tuple[str, bool], np.ndarray] = {}
@@ -436,6 +437,9 @@ class LazyDense:
         the middle of tokens is left by a few of its characters, not all of them), or the whole row where the
         machine's hints make it cheap."""
         states, classes = self._cells(cur, cls)
+        if self._rows_of is not None:  # a whole row costs about what one cell does: every state's at once
+            self._expand(distinct(states))
+            return
         if self.EXPAND_HINTED:
             hinted = [i for i in distinct(states).tolist() if not self._expanded[i] and self._hints_of(i)[0] is not None]
             if hinted:
@@ -464,6 +468,9 @@ class LazyDense:
             self.fuel.spend(steps_taken(self.machine) - before or len(states))
 
     def _expand(self, ids) -> None:
+        if self._rows_of is not None:
+            self._expand_rows([int(i) for i in ids if not self._expanded[i]])
+            return
         for i in ids:
             i = int(i)
             if self._expanded[i]:
@@ -478,6 +485,22 @@ class LazyDense:
                 self.fuel.spend(steps_taken(self.machine) - before or len(self.reps))
             self._trans[i] = row
             self._expanded[i] = True
+
+    def _expand_rows(self, ids: list[int]) -> None:
+        """The rows of `ids` from the machine's own vectorised `rows` (a pattern's DFA: every class looked up among
+        its moves at once), not a step per class; fuel as the step-by-step rows spend it (one a class)."""
+        if not ids:
+            return
+        nxt = self._rows_of([self.states[i] for i in ids], self.boundaries)
+        targets = np.unique(nxt[nxt >= 0])
+        numbered = np.array([self.id_of(int(t)) for t in targets.tolist()], dtype=np.int32)
+        rows = np.full(nxt.shape, -1, dtype=np.int32)
+        live = nxt >= 0
+        rows[live] = numbered[np.searchsorted(targets, nxt[live])]
+        self._trans[ids] = rows  # id_of may have grown the table: index it anew
+        self._expanded[ids] = True
+        if self.fuel is not None:
+            self.fuel.spend(len(ids) * len(self.reps))
 
     def _settle_by_hints(self, i: int, row: np.ndarray) -> None:
         """What state i's hints settle in `row` (a copy of its transitions) without stepping what it may read:

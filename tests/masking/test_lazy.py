@@ -10,12 +10,16 @@ import json
 import numpy as np
 import pytest
 from helpers import CORPUS, require_llama3
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
 from structbench.jsonschema.checker import SchemaChecker
 from structbench.lm.vocab import synthetic_vocabulary
-from structbench.masking import LazyDense, TrieDense, index_vocabulary, machine_boundaries, trie_walk
+from structbench.masking import LazyDense, PatternMachine, TrieDense, index_vocabulary, machine_boundaries, trie_walk
+from structbench.masking.tabled import pattern_boundaries
+from structbench.regular import compile_pattern
 
 SCHEMAS = {
     "free object": ({"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}},
@@ -291,18 +295,37 @@ def test_lazy_strategy_walks_like_tabled(vocab):
 def test_lazy_over_a_pattern_walks_like_tabled(vocab, pattern, answer, shared):
     """A pattern task: lazy walks the checker's classes where they refine the pattern's, so it reuses the index
     index_vocabulary built instead of indexing every token per pattern; a pattern that cuts a non-ASCII range keeps
-    its own classes. The masks are tabled's (which walks the pattern's own classes)."""
+    its own classes. The masks are tabled's (which walks the pattern's own classes), and naive's (every token stepped
+    through the DFA character by character: no table row, so not the rows both others read)."""
     require_llama3(vocab)
     task = Task("t", "pattern", pattern, answer)
-    lazy, tabled = (compile_constraint(task, vocab, s) for s in ("lazy", "tabled"))
+    lazy, tabled, naive = (compile_constraint(task, vocab, s) for s in ("lazy", "tabled", "naive"))
     assert np.array_equal(lazy.dense.boundaries, machine_boundaries()) == shared
     assert not np.array_equal(tabled.dense.boundaries, machine_boundaries())
-    a, b = lazy.start(), tabled.start()
+    assert lazy.dense._expanded[:len(lazy.dense.states)].all()  # a small DFA: tabled whole at compile time
+    a, b, c = lazy.start(), tabled.start(), naive.start()
     for tid in vocab.encode(answer) + [vocab.eos_id]:
         assert np.array_equal(lazy.mask_bits(a), tabled.mask_bits(b))
+        assert np.array_equal(lazy.mask_bits(a), naive.mask_bits(c))
         if tid != vocab.eos_id:
-            a, b = lazy.advance(a, tid), tabled.advance(b, tid)
-    assert lazy.can_end(a) and tabled.can_end(b)
+            a, b, c = lazy.advance(a, tid), tabled.advance(b, tid), naive.advance(c, tid)
+    assert lazy.can_end(a) and tabled.can_end(b) and naive.can_end(c)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pattern=st.lists(st.sampled_from(["[a-c]", "x", "[0-9]+", "é", "[^a]", ".", "(ab|b)", "\\d{2}", "[ -~]*",
+                                         "\\u00e9?", "[\\u0100-\\uffff]"]), min_size=1, max_size=5))
+def test_a_patterns_rows_are_its_steps(pattern):
+    """PatternMachine.rows (a table's rows in one vectorised lookup) is the DFA's step on each class's first
+    character, from every state, over the pattern's own classes and the checker's where they refine them."""
+    dfa = compile_pattern("".join(pattern))
+    machine = PatternMachine(dfa)
+    for bounds in (pattern_boundaries(dfa), machine_boundaries()):
+        if not set(pattern_boundaries(dfa).tolist()) <= set(bounds.tolist()):
+            continue
+        got = machine.rows(range(dfa.n_states), bounds)
+        want = [[-1 if (t := dfa.step(s, chr(int(b)))) is None else t for b in bounds] for s in range(dfa.n_states)]
+        assert got.tolist() == want
 
 
 def test_a_walk_stopped_midway_leaves_the_next_one_right(vocab):
