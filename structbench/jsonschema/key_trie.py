@@ -15,11 +15,12 @@ does, and what follows, is the checker's own step.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from structbench.regular.charsets import MAX_CODE_POINT, json_plain
-
-_QUOTE, _BACKSLASH = 0x22, 0x5C
+from structbench.jsonschema.strings import END, escape_candidates, string_step
+from structbench.regular.charsets import json_classes
 
 
 class KeyTrie:
@@ -56,6 +57,12 @@ class KeyTrie:
 
     @property
     def n_states(self) -> int:
+        """The DFA's states: the name prefixes and `other`, then (where other keys may come) the escape's."""
+        return len(self.texts) + (len(_free_escapes()[1]) if self.other >= 0 else 0)
+
+    @property
+    def content_states(self) -> int:
+        """The states that are a key's text (texts[d]); those after them read an escape of `other`."""
         return len(self.texts)
 
     def string_tables(self, codes: np.ndarray, close: int, escape: int, cap: int) -> tuple:
@@ -65,24 +72,71 @@ class KeyTrie:
         `close` for the quote where the key may end; `escape` for the backslash); run[d] how many plain
         characters in a row surely keep the key going from d (a state no name goes on from, where other keys may
         come, reads any: more than `cap`); total[d]: any run of plain characters keeps it going (every state
-        where other keys may come, none where they may not). string_mode keeps them per classes."""
-        plain = json_plain(codes)
-        lex = np.full((len(self.texts), len(codes)), -1, dtype=np.int32)
+        where other keys may come, none where they may not). string_mode keeps them per classes.
+
+        Where other keys may come, escapes that make some other key are read here too: a backslash leads to the
+        escape's states (after the texts), a finished escape to `other`. That is a backslash in `other`, and in
+        every state no name goes on from by a character an escape may stand for (the key becomes `other` at the
+        backslash: keys._key_step). Some other key's text no longer matters, so its escape is the string syntax
+        alone, the checker's string_step with no content DFA, and needs no machine state. Elsewhere the backslash
+        is `escape`: the checker reads it."""
+        plain, quote, backslash, alone = json_classes(np.asarray(codes, dtype=np.int64))
+        n = len(self.texts)
+        lex = np.full((self.n_states, len(codes)), -1, dtype=np.int32)
         if self.other >= 0:  # a character no name continues makes some other key
-            lex[:, plain] = self.other
+            lex[:n, plain] = self.other
         src, chars, dst = self._edges
         cls = np.searchsorted(codes, chars, side="right") - 1
-        alone = np.append(codes, MAX_CODE_POINT + 1)
         if not ((alone[cls] == chars) & (alone[cls + 1] == chars + 1)).all():
             raise ValueError("the boundaries do not give every character of a property name a class of its own")
         keep = plain[cls]  # a name's quote, backslash or control character comes escaped only: the checker reads it
         lex[src[keep], cls[keep]] = dst[keep]
-        lex[:, codes == _BACKSLASH] = escape
-        may_end = np.zeros(len(self.texts), dtype=bool)
+        lex[:n, backslash] = escape
+        may_end = np.zeros(n, dtype=bool)
         may_end[list(self.accepting)] = True
-        lex[:, codes == _QUOTE] = np.where(may_end, close, -1)[:, None]
-        run = np.zeros(len(self.texts), dtype=np.int64)
+        lex[:n, quote] = np.where(may_end, close, -1)[:, None]
+        run = np.zeros(self.n_states, dtype=np.int64)
         if self.other >= 0:  # no plain child: every plain character leads to `other`, which loops
-            run[:] = cap + 1
+            run[:n] = cap + 1
             run[src[keep]] = 0
-        return lex, run, np.full(len(self.texts), self.other >= 0)
+            if len(codes) > 128 and (alone[:129] == np.arange(129)).all():  # ASCII characters each a class: the
+                moves = _free_escapes()[0]  # escape's states read them (no escape holds another character)
+                lex[n:, :128] = np.where(moves == _DONE, self.other, np.where(moves >= 0, n + moves, -1))
+                # A backslash makes some other key, in the escape's first state, from `other` and wherever no name
+                # goes on by a character an escape may stand for (keys._key_step: the key is `other` then).
+                cands = escape_candidates("\\")
+                escaped = np.zeros(len(chars), dtype=bool)
+                for lo, hi in cands:
+                    escaped |= (chars >= lo) & (chars <= hi)
+                reads = np.ones(n, dtype=bool)
+                reads[src[escaped]] = False
+                lex[np.flatnonzero(reads), np.flatnonzero(backslash)[0]] = n
+        total = np.zeros(self.n_states, dtype=bool)
+        total[:n] = self.other >= 0
+        return lex, run, total
+
+
+_DONE = -9  # _free_escapes: the escape is finished, the key reads on
+
+
+@functools.cache
+def _free_escapes() -> tuple[np.ndarray, tuple[str, ...]]:
+    """The escape of a string whose content is free, as a DFA over the ASCII characters: (moves, states), states[j]
+    the escape code (strings.py) of state j, states[0] just after the backslash; moves[j, c] the next state, _DONE
+    where the escape ends there, -1 where c is refused. Found by stepping the checker's own string_step."""
+    states, index, moves = ["\\"], {"\\": 0}, []
+    for esc in states:  # grows as new escape codes are met
+        row = []
+        for c in range(128):
+            got = string_step(esc, 0, chr(c), None)
+            if got is None or got is END:  # (END: the quote, which inside an escape is the escape \")
+                row.append(-1)
+            elif got.esc == "":
+                row.append(_DONE)
+            else:
+                row.append(index.setdefault(got.esc, len(index)))
+                if len(index) > len(states):
+                    states.append(got.esc)
+        moves.append(row)
+    return np.array(moves, dtype=np.int32), tuple(states)
+

@@ -226,11 +226,11 @@ class TrieDense(LazyDense):
             strings = self._strings.content(dfa)
             strings.rows(np.array([at]))
             d = int(strings.lex[at, c])
-            if d >= 0:
+            if 0 <= d < strings.content_states:
                 nxt = self.id_of(self.machine.with_string_state(self.states[i], d))
             elif d == -1:
                 nxt = -1
-            else:
+            else:  # the backslash, the quote (or an escape string mode reads: the machine's own step, here)
                 got = self._step_class(i, c)
                 nxt = -1 if got is None else self.id_of(got)
             self._trans[i, c] = nxt  # id_of may grow the table: index it anew
@@ -273,13 +273,15 @@ class TrieDense(LazyDense):
         strings.rows(np.array([at]))
         lex = strings.lex[at]
         stack = self.states[i]
-        targets = np.unique(lex[lex >= 0])
+        plain = (lex >= 0) & (lex < strings.content_states)
+        targets = np.unique(lex[plain])
         ids = np.array([self.id_of(self.machine.with_string_state(stack, int(d))) for d in targets.tolist()],
                        dtype=np.int32)
         row = np.full(len(lex), -1, dtype=np.int32)
-        plain = lex >= 0
         row[plain] = ids[np.searchsorted(targets, lex[plain])]
-        for c in np.flatnonzero((lex == trie_walk.EXIT) | (lex == trie_walk.CLOSE)).tolist():
+        # The quote, the backslash (also where string mode reads the escape itself: KeyTrie's `other`)
+        stepped = (lex == trie_walk.EXIT) | (lex == trie_walk.CLOSE) | (lex >= strings.content_states)
+        for c in np.flatnonzero(stepped).tolist():
             nxt = self._step_class(i, c)
             row[c] = -1 if nxt is None else self.id_of(nxt)
         if self.fuel is not None:  # as LazyDense._expand: after the row, which is all or nothing

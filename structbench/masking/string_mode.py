@@ -17,10 +17,12 @@ import bisect
 
 import numpy as np
 
+from structbench.jsonschema.strings import dfa_live_on, escape_candidates
 from structbench.masking import trie_walk
-from structbench.regular.charsets import MAX_CODE_POINT, json_plain
+from structbench.regular.charsets import MAX_CODE_POINT, json_classes, json_plain
 
 _QUOTE, _BACKSLASH = 0x22, 0x5C
+_ESCAPABLE = escape_candidates("\\")  # what an escape may stand for in checked content (strings.py)
 
 
 class StringContent:
@@ -35,11 +37,13 @@ class StringContent:
 
     def __init__(self, dfa, boundaries: np.ndarray, cap: int):
         self.dfa, self.cap = dfa, cap  # run lengths are followed up to the deepest token: no walk needs more
+        # The DFA states that are the string's content (a machine state each); a key's DFA may have more after
+        # them, which read an escape (structbench.jsonschema.key_trie): no machine state is one of those.
+        self.content_states = getattr(dfa, "content_states", dfa.n_states)
         self._counted: dict[int, int] = {}
-        codes = boundaries.astype(np.int64)
+        codes = np.asarray(boundaries, dtype=np.int64)
         self._codes = codes
-        self._plain = json_plain(codes)
-        self._quote, self._backslash = codes == _QUOTE, codes == _BACKSLASH
+        self._plain, self._quote, self._backslash, _ = json_classes(codes)
         whole = _whole_tables(dfa, codes, self._plain, cap)
         if whole is not None:
             self.lex, self.run, self.total = whole
@@ -90,7 +94,7 @@ class StringContent:
             row[inside] = targets[k[inside]]
         row[~self._plain] = -1
         row[self._quote] = trie_walk.CLOSE if self._accepting[d] else -1
-        row[self._backslash] = trie_walk.EXIT
+        row[self._backslash] = trie_walk.EXIT if dfa_live_on(self.dfa, d, _ESCAPABLE) else -1
         self.lex[d] = row
 
     def _run(self, d: int) -> None:
@@ -161,7 +165,13 @@ def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray) -> np.ndarray:
     accepting = np.zeros(n, dtype=bool)
     accepting[list(dfa.accepting)] = True
     lex[:, codes == _QUOTE] = np.where(accepting, trie_walk.CLOSE, -1)[:, None]
-    lex[:, codes == _BACKSLASH] = trie_walk.EXIT
+    # The backslash: where no escape could stand for a character the DFA goes on by, refused here (as the
+    # checker's string_step refuses it), not in a machine step when a walk meets it.
+    escapable = np.zeros(n, dtype=bool)
+    for lo, hi in _ESCAPABLE:
+        hit = (moves[:, 1] <= hi) & (lo <= moves[:, 2])
+        escapable[moves[hit, 0]] = True
+    lex[:, codes == _BACKSLASH] = np.where(escapable, trie_walk.EXIT, -1)[:, None]
     return lex
 
 
@@ -252,7 +262,7 @@ class StringRows:
             n = content.dfa.n_states
             self.lex[first:first + n] = content.lex
             self.run[first:first + n] = content.run  # `total` stays False: not claimed for a DFA built by rows
-            self.loops[first:first + n] = _self_loops(content.lex, self.plain.shape[0])
+            self._note_loops(first, content.lex)
 
     def counted(self, r: int) -> int:
         """StringContent.counted at row r's DFA state."""
@@ -287,9 +297,19 @@ class StringRows:
             self.lex[first:self._lex_used] = content.lex
             self.run[first:self._lex_used] = content.run
             self.total[first:self._lex_used] = content.total
-            self.loops[first:self._lex_used] = _self_loops(content.lex, self.plain.shape[0])
+            self._note_loops(first, content.lex)
             found = self._dfas[id(dfa)] = (content, first)  # content keeps dfa alive: its id stays its own
         return found
+
+    def _note_loops(self, first: int, lex: np.ndarray) -> None:
+        """loops[first:first + len(lex)] from a DFA's table: per DFA state, the classes whose character leaves it
+        where it is, as bits (class c at bit c % 64 of word c // 64), so a subtree holding only those is read whole
+        from there (a pattern's `[a-z0-9]+`). Rows not built yet (UNKNOWN) loop on nothing. Rows there start with
+        none (a grown array's fill) and only gain some as rows are built, so a table looping on nothing (most
+        keys') writes nothing."""
+        looping = lex == np.arange(len(lex))[:, None]
+        if looping.any():
+            self.loops[first:first + len(lex)] = trie_walk.bool_bits_rows(looping, self.plain.shape[0])
 
     def _reserve_rows(self, n: int) -> None:
         if n <= len(self.lex_row):
@@ -299,13 +319,6 @@ class StringRows:
         self.base = _grown(self.base, size, 0)
         self.exits = _grown(self.exits, size, trie_walk.UNKNOWN)
         self.closes = _grown(self.closes, size, trie_walk.UNKNOWN)
-
-
-def _self_loops(lex: np.ndarray, n_words: int) -> np.ndarray:
-    """Per DFA state (a row of `lex`), the classes whose character leaves it where it is, as bits (class c at bit
-    c % 64 of word c // 64): a subtree holding only those is read whole from there (a pattern's `[a-z0-9]+`, one
-    state looping on its class). Rows not built yet (UNKNOWN) loop on nothing."""
-    return trie_walk.bool_bits_rows(lex == np.arange(len(lex))[:, None], n_words)
 
 
 def _grown(a: np.ndarray, size: int, fill) -> np.ndarray:

@@ -23,6 +23,24 @@ def json_plain(codes):
     return (codes >= 0x20) & (codes != 0x22) & (codes != 0x5C)
 
 
+def json_classes(codes) -> tuple:
+    """For a class partition (its boundaries, int64): (which classes are plain, the quote's class, the backslash's
+    class, the boundaries with the end appended), read-only and kept for the last few partitions: every string
+    and key table of a schema is built over the same one."""
+    return _json_classes(codes.tobytes())
+
+
+@functools.lru_cache(maxsize=64)
+def _json_classes(key: bytes) -> tuple:
+    import numpy as np
+
+    codes = np.frombuffer(key, dtype=np.int64)
+    found = (json_plain(codes), codes == 0x22, codes == 0x5C, np.append(codes, MAX_CODE_POINT + 1))
+    for a in found:
+        a.flags.writeable = False
+    return found
+
+
 def normalise(intervals) -> Intervals:
     """Any (lo, hi) pairs as a set: sorted, overlapping or touching intervals merged."""
     merged: list[list[int]] = []

@@ -243,6 +243,41 @@ def test_checked_string_rows_are_the_checkers_steps(vocab, name):
             assert (got == -1) if want is None else dense.states[got] == want, (plain.states[i][-1], repr(rep))
 
 
+@pytest.mark.parametrize("name", ["free object", "keys: prefixes, escaped, counted"])
+def test_a_keys_escape_rows_are_the_checkers_steps(name):
+    """Where other keys may come, a key's DFA reads an escape that makes some other key itself (KeyTrie's escape
+    states, after its texts): from every state whose backslash leads there, each character of an escape is read
+    where the checker's own steps read it, and a finished escape is `other`, the checker's state after it. States
+    where a name goes on by a character an escape may stand for (the quote of a"b, the ï of naïve) leave the
+    backslash to the checker."""
+    schema, _ = SCHEMAS[name]
+    checker = SchemaChecker(schema, "any", "lesson")
+    bounds = machine_boundaries(checker.special_chars())
+    key = checker.feed(checker.start(), '{"')
+    trie, _ = checker.string_content(key)
+    lex, _, total = trie.string_tables(bounds, trie_walk.CLOSE, trie_walk.EXIT, 16)
+    n = trie.content_states
+    assert trie.other >= 0 and lex.shape[0] == trie.n_states > n and not total[n:].any()
+    cls = {ch: int(np.searchsorted(bounds, ord(ch), side="right") - 1) for ch in '\\"/nux0123456789abcdefgDG'}
+    read_here, left = [], []
+    for d in range(n):
+        (read_here if lex[d, cls["\\"]] >= n else left).append(trie.texts[d])
+        if lex[d, cls["\\"]] < n:
+            assert lex[d, cls["\\"]] == trie_walk.EXIT
+            continue
+        for escape in ["\\n", '\\"', "\\\\", "\\/", "\\u00e9", "\\uD83D", "\\ude00", "\\x", "\\u12g", "\\"]:
+            row, state = d, checker.with_string_state(key, d)
+            for ch in escape:
+                state = None if state is None else checker.step(state, ch)
+                row = int(lex[row, cls[ch]]) if row >= 0 else -1
+                assert (row >= 0) == (state is not None), (trie.texts[d], escape, ch)
+            if state is not None and row < n:  # finished: some other key, as `other` is
+                assert row == trie.other and state == checker.with_string_state(key, trie.other), (trie.texts[d], escape)
+    assert trie.texts[trie.other] in read_here and "" in read_here
+    if name == "keys: prefixes, escaped, counted":
+        assert "a" in left and "na" in left  # a"b's quote and naïve's ï may come escaped
+
+
 def test_corpus_walks_match(vocab):
     """Twenty corpus schemas from every subset: the lazy strategy's masks along the first instance it accepts
     are LazyDense's."""
@@ -376,7 +411,7 @@ def test_whole_string_tables_are_the_rows_built_one_by_one(name):
                 if nxt is not None and chr(lo) not in '"\\':
                     row.append((lo, int(hi), dfa.state_of[nxt[-1].text]))
             moves.append(row)
-        reference = type("Moves", (), {"moves": moves, "accepting": dfa.accepting, "n_states": dfa.n_states})()
+        reference = type("Moves", (), {"moves": moves, "accepting": dfa.accepting, "n_states": dfa.content_states})()
         ends = {d for d, text in enumerate(dfa.texts)
                 if checker.step((checker.start()[0], frame._replace(text=text)), '"') is not None}
         assert ends and ends <= dfa.accepting  # the quote is offered wherever the key may end
@@ -392,13 +427,17 @@ def test_whole_string_tables_are_the_rows_built_one_by_one(name):
         by_row = string_mode.StringContent(reference, bounds, cap)
     finally:
         string_mode._WHOLE_CELLS = saved
-    by_row.rows(np.arange(dfa.n_states))
-    assert np.array_equal(whole.lex, by_row.lex)
-    assert np.array_equal(np.minimum(whole.run, cap + 1), np.minimum(by_row.run, cap + 1))
+    n = reference.n_states  # a key's DFA has its escape's states after its texts (test_a_keys_escape_rows_...)
+    by_row.rows(np.arange(n))
+    same = np.ones(len(bounds), dtype=bool)
+    if name == "keys":  # where the backslash leads is the key's escape rows', tested there
+        same[bounds == ord("\\")] = False
+    assert np.array_equal(whole.lex[:n][:, same], by_row.lex[:, same])
+    assert np.array_equal(np.minimum(whole.run[:n], cap + 1), np.minimum(by_row.run, cap + 1))
     if name == "maxLength":  # a counter: six characters of anything from the start, then none
         assert whole.run.max() == 6
     if name == "keys":  # a key no name continues reads anything
-        assert (whole.run > cap).any() and whole.total.all()
+        assert (whole.run > cap).any() and whole.total[:n].all() and not whole.total[n:].any()
     plain = whole._plain
     for d in np.flatnonzero(whole.total).tolist():  # total: every run of plain characters as long as a token is read
         seen = {d}
