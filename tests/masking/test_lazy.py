@@ -272,7 +272,8 @@ def test_a_keys_escape_rows_are_the_checkers_steps(name):
                 row = int(lex[row, cls[ch]]) if row >= 0 else -1
                 assert (row >= 0) == (state is not None), (trie.texts[d], escape, ch)
             if state is not None and row < n:  # finished: some other key, as `other` is
-                assert row == trie.other and state == checker.with_string_state(key, trie.other), (trie.texts[d], escape)
+                assert row == trie.other, (trie.texts[d], escape)
+                assert state == checker.with_string_state(key, trie.other), (trie.texts[d], escape)
     assert trie.texts[trie.other] in read_here and "" in read_here
     if name == "keys: prefixes, escaped, counted":
         assert "a" in left and "na" in left  # a"b's quote and naïve's ï may come escaped
