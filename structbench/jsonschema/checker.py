@@ -52,6 +52,7 @@ from structbench.jsonschema.frames import (
     Phase,
     Stack,
 )
+from structbench.jsonschema.free_text import FreeString
 from structbench.jsonschema.keys import OTHER, ObjectKeys
 from structbench.jsonschema.strings import END, escape_reads, string_step
 from structbench.limits import current as limits
@@ -102,6 +103,8 @@ class SchemaChecker(ObjectKeys):
         self._number_reads: dict = {}  # (node id, number DFA state) -> the characters the DFA moves on (may_read)
         self._number_groups: dict = {}  # (node id, number DFA state, characters) -> the alike ones (alike)
         self._escape_groups: dict = {}  # (id of the string DFA, escape, its state) -> the alike ones (alike)
+        self._free_string = FreeString()  # a free string's content as a DFA (string_content); the checker's own:
+        # string mode keeps tables on it per class partition, and they go with the checker
         if self._ordered:
             for node in self.nodes:
                 if node.properties and "object" in node.kinds and not node.alts and (not node.strict or node.patterns):
@@ -284,16 +287,18 @@ class SchemaChecker(ObjectKeys):
         return None if rep is None else (rep, special)
 
     def string_content(self, stack: Stack):
-        """(dfa, state) when the stack's top is a string whose content a DFA checks, or a key whose text is all its
-        state (`key_trie`), and no escape is open: then a plain character (neither the quote, the backslash nor a
-        control character) moves that DFA alone and nothing else; the lazy strategy walks such characters
-        compiled. None otherwise."""
+        """(dfa, state) when the stack's top is a string (its content's DFA; a free string's is FreeString, one
+        state) or a key whose text is all its state (`key_trie`), and no escape is open: then a plain character
+        (neither the quote, the backslash nor a control character) moves that DFA alone and nothing else; the lazy
+        strategy walks such characters compiled. None otherwise."""
         top = stack[-1]
         if top.esc:
             return None
         if top.kind == STRING:
             dfa = self.nodes[top.node].string_dfa
-            return None if dfa is None else (dfa, top.at)
+            if dfa is None:
+                return (self._free_string, 0) if top.at == 0 else None  # (a free string's frame stays at 0)
+            return dfa, top.at
         if top.kind == OBJECT and top.phase == KEY:
             trie = self.key_trie(top)
             at = None if trie is None else trie.state_of.get(top.text)

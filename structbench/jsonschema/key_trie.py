@@ -15,11 +15,10 @@ does, and what follows, is the checker's own step.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
-from structbench.jsonschema.strings import END, escape_candidates, string_step
+from structbench.jsonschema.free_text import escape_rows, n_escape_states
+from structbench.jsonschema.strings import escape_candidates
 from structbench.regular.charsets import json_classes
 
 
@@ -58,7 +57,7 @@ class KeyTrie:
     @property
     def n_states(self) -> int:
         """The DFA's states: the name prefixes and `other`, then (where other keys may come) the escape's."""
-        return len(self.texts) + (len(_free_escapes()[1]) if self.other >= 0 else 0)
+        return len(self.texts) + (n_escape_states() if self.other >= 0 else 0)
 
     @property
     def content_states(self) -> int:
@@ -99,14 +98,11 @@ class KeyTrie:
         if self.other >= 0:  # no plain child: every plain character leads to `other`, which loops
             run[:n] = cap + 1
             run[src[keep]] = 0
-            if len(codes) > 128 and (alone[:129] == np.arange(129)).all():  # ASCII characters each a class: the
-                moves = _free_escapes()[0]  # escape's states read them (no escape holds another character)
-                lex[n:, :128] = np.where(moves == _DONE, self.other, np.where(moves >= 0, n + moves, -1))
+            if escape_rows(lex, n, self.other, codes):
                 # A backslash makes some other key, in the escape's first state, from `other` and wherever no name
                 # goes on by a character an escape may stand for (keys._key_step: the key is `other` then).
-                cands = escape_candidates("\\")
                 escaped = np.zeros(len(chars), dtype=bool)
-                for lo, hi in cands:
+                for lo, hi in escape_candidates("\\"):
                     escaped |= (chars >= lo) & (chars <= hi)
                 reads = np.ones(n, dtype=bool)
                 reads[src[escaped]] = False
@@ -114,29 +110,4 @@ class KeyTrie:
         total = np.zeros(self.n_states, dtype=bool)
         total[:n] = self.other >= 0
         return lex, run, total
-
-
-_DONE = -9  # _free_escapes: the escape is finished, the key reads on
-
-
-@functools.cache
-def _free_escapes() -> tuple[np.ndarray, tuple[str, ...]]:
-    """The escape of a string whose content is free, as a DFA over the ASCII characters: (moves, states), states[j]
-    the escape code (strings.py) of state j, states[0] just after the backslash; moves[j, c] the next state, _DONE
-    where the escape ends there, -1 where c is refused. Found by stepping the checker's own string_step."""
-    states, index, moves = ["\\"], {"\\": 0}, []
-    for esc in states:  # grows as new escape codes are met
-        row = []
-        for c in range(128):
-            got = string_step(esc, 0, chr(c), None)
-            if got is None or got is END:  # (END: the quote, which inside an escape is the escape \")
-                row.append(-1)
-            elif got.esc == "":
-                row.append(_DONE)
-            else:
-                row.append(index.setdefault(got.esc, len(index)))
-                if len(index) > len(states):
-                    states.append(got.esc)
-        moves.append(row)
-    return np.array(moves, dtype=np.int32), tuple(states)
 

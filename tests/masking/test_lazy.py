@@ -243,40 +243,43 @@ def test_checked_string_rows_are_the_checkers_steps(vocab, name):
             assert (got == -1) if want is None else dense.states[got] == want, (plain.states[i][-1], repr(rep))
 
 
-@pytest.mark.parametrize("name", ["free object", "keys: prefixes, escaped, counted"])
-def test_a_keys_escape_rows_are_the_checkers_steps(name):
-    """Where other keys may come, a key's DFA reads an escape that makes some other key itself (KeyTrie's escape
-    states, after its texts): from every state whose backslash leads there, each character of an escape is read
-    where the checker's own steps read it, and a finished escape is `other`, the checker's state after it. States
-    where a name goes on by a character an escape may stand for (the quote of a"b, the ï of naïve) leave the
-    backslash to the checker."""
+@pytest.mark.parametrize("name, prefix", [("free object", '{"'), ("keys: prefixes, escaped, counted", '{"'),
+                                          ("free object", '{"name": "')])
+def test_escape_rows_are_the_checkers_steps(name, prefix):
+    """Free text reads its escapes in its own DFA (structbench.jsonschema.free_text: escape states after the DFA's
+    own): a key where other keys may come, from `other` and every state no name goes on from by a character an
+    escape may stand for, and a free string (FreeString). From every state whose backslash leads there, each
+    character of an escape is read where the checker's own steps read it, and a finished escape is where the
+    checker's state after it is. A key's states where a name goes on by such a character (the quote of a"b, the ï of
+    naïve) leave the backslash to the checker."""
     schema, _ = SCHEMAS[name]
     checker = SchemaChecker(schema, "any", "lesson")
     bounds = machine_boundaries(checker.special_chars())
-    key = checker.feed(checker.start(), '{"')
-    trie, _ = checker.string_content(key)
-    lex, _, total = trie.string_tables(bounds, trie_walk.CLOSE, trie_walk.EXIT, 16)
-    n = trie.content_states
-    assert trie.other >= 0 and lex.shape[0] == trie.n_states > n and not total[n:].any()
+    inside = checker.feed(checker.start(), prefix)
+    dfa, _ = checker.string_content(inside)
+    lex, _, total = dfa.string_tables(bounds, trie_walk.CLOSE, trie_walk.EXIT, 16)
+    n = dfa.content_states
+    back = getattr(dfa, "other", 0)  # where a finished escape leaves the text: some other key, or the string
+    assert lex.shape[0] == dfa.n_states > n and not total[n:].any()
     cls = {ch: int(np.searchsorted(bounds, ord(ch), side="right") - 1) for ch in '\\"/nux0123456789abcdefgDG'}
     read_here, left = [], []
     for d in range(n):
-        (read_here if lex[d, cls["\\"]] >= n else left).append(trie.texts[d])
+        (read_here if lex[d, cls["\\"]] >= n else left).append(d)
         if lex[d, cls["\\"]] < n:
             assert lex[d, cls["\\"]] == trie_walk.EXIT
             continue
         for escape in ["\\n", '\\"', "\\\\", "\\/", "\\u00e9", "\\uD83D", "\\ude00", "\\x", "\\u12g", "\\"]:
-            row, state = d, checker.with_string_state(key, d)
+            row, state = d, checker.with_string_state(inside, d)
             for ch in escape:
                 state = None if state is None else checker.step(state, ch)
                 row = int(lex[row, cls[ch]]) if row >= 0 else -1
-                assert (row >= 0) == (state is not None), (trie.texts[d], escape, ch)
-            if state is not None and row < n:  # finished: some other key, as `other` is
-                assert row == trie.other, (trie.texts[d], escape)
-                assert state == checker.with_string_state(key, trie.other), (trie.texts[d], escape)
-    assert trie.texts[trie.other] in read_here and "" in read_here
+                assert (row >= 0) == (state is not None), (d, escape, ch)
+            if state is not None and row < n:  # finished: back in the text
+                assert row == back, (d, escape)
+                assert state == checker.with_string_state(inside, back), (d, escape)
+    assert back in read_here and 0 in read_here
     if name == "keys: prefixes, escaped, counted":
-        assert "a" in left and "na" in left  # a"b's quote and naïve's ï may come escaped
+        assert {dfa.state_of["a"], dfa.state_of["na"]} <= set(left)  # a"b's quote and naïve's ï may come escaped
 
 
 def test_corpus_walks_match(vocab):
