@@ -34,6 +34,7 @@ from structbench.masking.tabled import (
 
 _BUSY = 64  # pending nodes on one state in one round that make its whole row worth computing
 _WHOLE_ROWS = 1 << 18  # a pattern's DFA with up to this many (state, class) cells is tabled whole at compile time
+_FEW_VALUE = 16
 _FEW = 8  # a state after a string's closing quote that may read at most this many characters: its row at once
 
 
@@ -172,6 +173,12 @@ class TrieDense(LazyDense):
             may = self._hints_of(i)[0]
             if may is not None and len(may) <= _FEW:
                 self._expand([i])
+                # After a key, its colon: the value's first characters now too, where they are few (a typed value)
+                colon = int(self._trans[i, self._class_indexes(":")[0]]) if ":" in may else -1
+                if colon >= 0 and not self._expanded[colon] and self._content_at(colon) is None:
+                    may = self._hints_of(colon)[0]
+                    if may is not None and len(may) <= _FEW_VALUE:
+                        self._expand([colon])
         return i
 
     def _after(self, stack, d: int, ch: str) -> int:
