@@ -5,9 +5,9 @@ kept, so a state met again is a table read as in `tabled`.
 What a fresh schema pays is the machine's rows for the states its answer meets, and the walks: everything that
 depends on the vocabulary alone (the prefix tree, the classes below each node, the compiled walk) is built once
 per vocabulary by :func:`structbench.masking.tabled.index_vocabulary` and shared by every schema. Inside a
-string whose content a DFA checks (maxLength, pattern, format, enum) or a key, plain characters are read by
-that DFA's own table (structbench.masking.string_mode), not by the machine: no machine state is made per
-character.
+string (a free one's DFA has one state; a checked one's is its content's: maxLength, pattern, format, enum) or a
+key, plain characters are read by that DFA's own table (structbench.masking.string_mode), not by the machine: no
+machine state is made per character, nor per escape where the text is free (structbench.jsonschema.free_text).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ _FEW = 8  # a state after a string's closing quote that may read at most this ma
 class TrieDense(LazyDense):
     """A :class:`LazyDense` whose masks walk the vocabulary's prefix tree (structbench.masking.trie_walk), which
     keeps, per state whose row it computes whole, the classes it loops on (so the walk takes whole subtrees of string
-    content at once), and which reads the plain characters of checked strings and keys by their DFAs
+    content at once), and which reads the plain characters of strings and keys by their DFAs
     (structbench.masking.string_mode): every machine state inside one is numbered with its string-mode row
     (`_enter`), where a walk that reaches it goes on in string mode.
     Without numba its masks are LazyDense's vectorised token walk: the same masks."""
@@ -75,7 +75,7 @@ class TrieDense(LazyDense):
             self._enter = np.concatenate([self._enter, np.full(grow, -1, dtype=np.int64)])
             self._total = np.concatenate([self._total, np.zeros(grow, dtype=bool)])
             self._quiet = np.concatenate([self._quiet, np.zeros(grow, dtype=bool)])
-        if i == n and self.compiled:  # new: inside a checked string or key, the walk reads on in string mode
+        if i == n and self.compiled:  # new: inside a string or key, the walk reads on in string mode
             found = self._content_at(i)
             if found is not None:
                 dfa, at = found
@@ -149,7 +149,7 @@ class TrieDense(LazyDense):
         return self._token_index(vocab_codes(self.vocab)).trie.depth
 
     def _content_at(self, i: int) -> tuple | None:
-        """(the string's DFA, its state) where state i is inside a checked string or key with no escape open (the
+        """(the string's DFA, its state) where state i is inside a string or key with no escape open (the
         machine's `string_content`), else None; asked once per state."""
         if i in self._content:
             return self._content[i]
@@ -196,7 +196,7 @@ class TrieDense(LazyDense):
             self._expand(distinct(states))
             return
         ids = distinct(states)
-        # A state inside a checked string or key: its cells from the DFA's (a walk asks only for a backslash's or
+        # A state inside a string or key: its cells from the DFA's (a walk asks only for a backslash's or
         # a quote's, which the machine steps; a token's advance asks for plain characters too).
         inside = self._inside(states)
         if inside.any():
@@ -215,14 +215,14 @@ class TrieDense(LazyDense):
                 self._expand(busy)
 
     def _inside(self, states: np.ndarray) -> np.ndarray:
-        """Over `states`: whether each is inside a checked string or key (compiled, id_of has numbered its
+        """Over `states`: whether each is inside a string or key (compiled, id_of has numbered its
         string-mode row already)."""
         if self.compiled:
             return self._enter[states] >= 0
         return np.array([self._content_at(i) is not None for i in states.tolist()], dtype=bool)
 
     def _string_cells(self, cur: list, cls: list) -> None:
-        """The distinct cells (cur[k], cls[k]) of states inside a checked string or key: a plain character's is the
+        """The distinct cells (cur[k], cls[k]) of states inside a string or key: a plain character's is the
         machine state of the DFA's next state, a control character's or a refused quote's -1, and the machine
         steps the backslash and a quote the DFA accepts."""
         before = steps_taken(self.machine)
@@ -271,7 +271,7 @@ class TrieDense(LazyDense):
         self._note_loops(np.asarray(ids, dtype=np.int64))
 
     def _expand_string(self, i: int, dfa, at: int) -> None:
-        """State i's row where it is inside a checked string or key at DFA state `at`: a plain character moves the
+        """State i's row where it is inside a string or key at DFA state `at`: a plain character moves the
         DFA alone (the machine's `with_string_state` of the DFA's next state, one machine state a DFA state, not a
         step a class); control characters are refused, and the quote where the DFA does not accept; the quote
         and the backslash otherwise are the machine's steps."""

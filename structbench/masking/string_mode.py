@@ -1,9 +1,11 @@
 """String mode's tables: every string a lazy mask's walk reads by a DFA, in the arrays the compiled walk indexes.
 
-Inside a checked string (maxLength, pattern, format, enum) or a key whose text is all its state, plain
-characters (neither the quote, the backslash nor a control character) move a DFA alone: the string's DFA, or the
-key's prefix tree of property names (structbench.jsonschema.key_trie). The walk reads them by the DFA's table
-(:class:`StringContent`, one per DFA), so no machine state is made per character.
+Inside a string or a key whose text is all its state, plain characters (neither the quote, the backslash nor a
+control character) move a DFA alone: a checked string's content DFA (maxLength, pattern, format, enum), a free
+string's one state (structbench.jsonschema.free_text.FreeString), or the key's prefix tree of property names
+(structbench.jsonschema.key_trie). The walk reads them by the DFA's table (:class:`StringContent`, one per DFA),
+so no machine state is made per character. Free text's escapes are rows of that table too (after the DFA's own
+states: `content_states` of them), so none is made per escape either.
 
 A *string* is one such DFA at one place in the machine: the machine stack around its content, which says where
 its backslash and closing quote lead. Each string gets one *row* per DFA state (:class:`StringRows`), and a
