@@ -65,7 +65,6 @@ class FreeString:
 
     accepting = frozenset({0})
     content_states = 1
-    state_of = {"": 0}
 
     @property
     def n_states(self) -> int:
@@ -86,5 +85,3 @@ class FreeString:
         total[0] = True
         return lex, run, total
 
-
-FREE_STRING = FreeString()
