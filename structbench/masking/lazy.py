@@ -34,7 +34,7 @@ from structbench.masking.tabled import (
 
 _BUSY = 64  # pending nodes on one state in one round that make its whole row worth computing
 _WHOLE_ROWS = 1 << 18  # a pattern's DFA with up to this many (state, class) cells is tabled whole at compile time
-_FEW_VALUE = 16
+_FEW_VALUE = 16  # a value after a key's colon that may start with at most this many characters: its row at once
 _FEW = 8  # a state after a string's closing quote that may read at most this many characters: its row at once
 
 
@@ -191,10 +191,9 @@ class TrieDense(LazyDense):
         return -1 if nxt is None else self.id_of(nxt)
 
     def _fill(self, cur: np.ndarray, cls: np.ndarray) -> None:
+        if self._rows_of is not None:  # a pattern's DFA: whole rows, vectorised (LazyDense._fill, _expand_rows)
+            return super()._fill(cur, cls)
         states, classes = self._cells(cur, cls)
-        if self._rows_of is not None:  # a pattern's DFA: whole rows, vectorised (LazyDense._expand_rows)
-            self._expand(distinct(states))
-            return
         ids = distinct(states)
         # A state inside a string or key: its cells from the DFA's (a walk asks only for a backslash's or
         # a quote's, which the machine steps; a token's advance asks for plain characters too).
@@ -237,7 +236,7 @@ class TrieDense(LazyDense):
                 nxt = self.id_of(self.machine.with_string_state(self.states[i], d))
             elif d == -1:
                 nxt = -1
-            else:  # the backslash, the quote (or an escape string mode reads: the machine's own step, here)
+            else:  # the backslash, the quote (also into free text's escape rows: the machine's own step, here)
                 got = self._step_class(i, c)
                 nxt = -1 if got is None else self.id_of(got)
             self._trans[i, c] = nxt  # id_of may grow the table: index it anew
@@ -286,7 +285,7 @@ class TrieDense(LazyDense):
                        dtype=np.int32)
         row = np.full(len(lex), -1, dtype=np.int32)
         row[plain] = ids[np.searchsorted(targets, lex[plain])]
-        # The quote, the backslash (also where string mode reads the escape itself: KeyTrie's `other`)
+        # The quote, the backslash (also where string mode reads the escape itself: free text's escape rows)
         stepped = (lex == trie_walk.EXIT) | (lex == trie_walk.CLOSE) | (lex >= strings.content_states)
         for c in np.flatnonzero(stepped).tolist():
             nxt = self._step_class(i, c)

@@ -39,8 +39,9 @@ class StringContent:
 
     def __init__(self, dfa, boundaries: np.ndarray, cap: int):
         self.dfa, self.cap = dfa, cap  # run lengths are followed up to the deepest token: no walk needs more
-        # The DFA states that are the string's content (a machine state each); a key's DFA may have more after
-        # them, which read an escape (structbench.jsonschema.key_trie): no machine state is one of those.
+        # The DFA states that are the string's content (a machine state each); free text's DFA (a key's, a free
+        # string's) may have more after them, which read an escape (structbench.jsonschema.free_text): no machine
+        # state is one of those.
         self.content_states = getattr(dfa, "content_states", dfa.n_states)
         self._counted: dict[int, int] = {}
         codes = np.asarray(boundaries, dtype=np.int64)
