@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 
-from structbench.jsonschema.frames import COLON, KEY, Frame, Stack
+from structbench.jsonschema.frames import AFTER_VALUE, COLON, KEY, Frame, Stack
 from structbench.jsonschema.key_trie import KeyTrie
 from structbench.jsonschema.strings import (
     ANY_CHAR,
@@ -131,6 +131,98 @@ class ObjectKeys:
         if self._ordered:
             return not any(name in node.required for name, _ in node.properties[frame.at:])
         return node.required <= frame.seen
+
+    def _seen_may_be_read(self, frame: Frame) -> bool:
+        """Whether `_seen_as_read` may settle this object's used keys (told by its node and key order alone)."""
+        node = self.nodes[frame.node]
+        return not (self._ordered or node.max_props is not None or node.distinct_keys)
+
+    def _key_may_be_read(self, frame: Frame) -> bool:
+        """Whether `_key_as_read` may settle them inside this key: any key may be written and nothing but its
+        text tells keys apart (no escape open, no pattern or propertyNames, no required key that is no property)."""
+        node = self.nodes[frame.node]
+        return not (frame.esc or frame.ks or node.key_dfa is not None or node.patterns or node.additional is None
+                    or not node.required <= self._key_index(frame.node)[1].keys() or self._beyond_bmp(frame.node)) \
+            and self._seen_may_be_read(frame)
+
+    def _seen_as_read(self, frame: Frame, openings: tuple[str, ...]):
+        """What a token can find out about an object's used keys (`seen`) from below a value of the object, or
+        just after one: whether the object may close, whether a key may come, and how far into each of
+        `openings` (the texts tokens hold from a comma that opens a key: shared_masks.TokenReach) the object
+        reads. None where that does not settle it: an object whose count or repeat rule reads `seen` in other
+        ways (maxProperties, distinct keys), keys in schema order, or an opening that goes past the key (a value
+        opened). Equal answers: no token tells the two apart."""
+        if not self._seen_may_be_read(frame):
+            return None
+        after = frame._replace(phase=AFTER_VALUE, child=-1, ws=0, text="", esc="", ks=())  # its value written
+        found = self._seen_reads.get(after, False)
+        if found is False:
+            found = self._seen_reads[after] = self._reads_of_openings(after, openings)
+        return found
+
+    def _key_as_read(self, frame: Frame, reach):
+        """What a token can find out about an object's used keys (`seen`) from inside a key, where any key may be
+        written (additionalProperties, no pattern, propertyNames, count or repeat rule: then `seen` decides
+        nothing but whether the key, once closed, is a used property name, refused). A token closes the key as
+        one of `reach.closings` (what tokens hold before a quote), so only the property names the key's text
+        and one of those make are told apart; after the key, the object's used keys are read as
+        `_seen_as_read` reads them, with the key's name in. None where that does not settle it."""
+        if not self._key_may_be_read(frame):
+            return None
+        seen_reads = self._seen_as_read(frame, reach.openings)
+        if seen_reads is None:  # (also: keys in schema order, maxProperties, distinct keys)
+            return None
+        used, after = [], [seen_reads]  # a key that is no property name leaves `seen` as it is
+        if frame.text != OTHER:
+            for name in self._names_closed_by(frame.node, frame.text, reach.closings):
+                if name in frame.seen:
+                    used.append(name)
+                else:
+                    reads = self._seen_as_read(frame._replace(seen=frame.seen | {name}), reach.openings)
+                    if reads is None:
+                        return None
+                    after.append((name, reads))
+        return tuple(used), tuple(after)
+
+    def _beyond_bmp(self, node_id: int) -> bool:
+        """Does a property name hold a character JSON escapes as a surrogate pair (or a surrogate)? Closings are
+        decoded by json.loads, whose pairing of surrogate escapes the key's own reading need not share."""
+        found = self._names_beyond_bmp.get(node_id)
+        if found is None:
+            found = self._names_beyond_bmp[node_id] = any(ord(ch) > 0xFFFF or 0xD800 <= ord(ch) < 0xE000
+                                                          for name in self._key_index(node_id)[0] for ch in name)
+        return found
+
+    def _names_closed_by(self, node_id: int, text: str, closings: frozenset[str]) -> list[str]:
+        """The property names a token can finish from a key's `text`: `text` and then one of `closings`."""
+        key = (node_id, text, id(closings))
+        found = self._closed_names.get(key)
+        if found is None:
+            n = len(text)
+            found = self._closed_names[key] = [name for name in self._names_from(node_id, text)
+                                               if name[n:] in closings]
+        return found
+
+    def _reads_of_openings(self, after: Frame, openings: tuple[str, ...]):
+        """How far the object reads into each opening (sorted: one shares its first characters' steps with the
+        one before), whether it may close and whether a key may come; None where an opening opens a value."""
+        reads, path, prev = [], [(after,)], ""  # path[i]: the stack after prev's first i characters (read)
+        for text in openings:
+            k = 0
+            while k < len(path) - 1 and k < len(text) and text[k] == prev[k]:
+                k += 1
+            del path[k + 1:]
+            stack = path[k]
+            for ch in text[k:]:
+                stack = self.step(stack, ch)
+                if stack is None:
+                    break
+                if len(stack) != 1:  # a value opened (or the object closed): past what a key's text decides
+                    return None
+                path.append(stack)
+            reads.append(len(path) - 1)
+            prev = text
+        return self._may_close(after), self._may_add_key(after), tuple(reads)
 
     def _key_dfas(self, node):
         return [node.key_dfa] if node.key_dfa is not None else [d for d, _ in node.patterns]

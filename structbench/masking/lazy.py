@@ -12,7 +12,7 @@ machine state is made per character, nor per escape where the text is free (stru
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, partial
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from structbench.lm.vocab import Vocabulary
 from structbench.masking import trie_walk
 from structbench.masking.bitmask import pack_bits, unpack_bits
 from structbench.masking.protocol import Machine, PatternMachine
+from structbench.masking.shared_masks import token_reach
 from structbench.masking.string_mode import StringRows
 from structbench.masking.tabled import (
     _CONTROL,
@@ -328,7 +329,11 @@ def lazy_constraint(machine: Machine, vocab: Vocabulary) -> TabledConstraint:
     """The lazy strategy's constraint over a pattern's DFA or a schema's checker."""
     if not isinstance(machine, PatternMachine):
         boundaries = machine_boundaries(machine.special_chars())
-        return TabledConstraint(machine, vocab, boundaries, eager=False, split=False, dense=TrieDense)
+        mask_key = getattr(machine, "mask_key", None)
+        if mask_key is not None:  # states no token tells apart share one mask (shared_masks)
+            mask_key = partial(mask_key, reach=token_reach(vocab))
+        return TabledConstraint(machine, vocab, boundaries, eager=False, split=False, dense=TrieDense,
+                                mask_key=mask_key)
     boundaries = _pattern_classes(machine.dfa)
     constraint = TabledConstraint(machine, vocab, boundaries, eager=False, split=False, dense=TrieDense)
     if machine.dfa.n_states * len(boundaries) <= _WHOLE_ROWS:

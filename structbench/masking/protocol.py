@@ -33,11 +33,13 @@ from structbench.regular import DFA
 @dataclass
 class WorkCounter:
     """What a constraint spent: `chars`, the machine steps (one character each) taken building masks, the
-    quantity the lesson's mask_cost formula predicts; `reads`, the table entries read back; `masks_built`."""
+    quantity the lesson's mask_cost formula predicts; `reads`, the table entries read back; `masks_built`; and
+    `masks_shared`, the masks read back from another state's (structbench.masking.shared_masks), not built."""
 
     chars: int = 0
     reads: int = 0
     masks_built: int = 0
+    masks_shared: int = 0
 
 
 @runtime_checkable

@@ -31,6 +31,7 @@ from structbench.lm.vocab import Vocabulary
 from structbench.masking import trie_walk
 from structbench.masking.bitmask import pack_bits, unpack_bits
 from structbench.masking.protocol import Machine, PatternMachine, WorkCounter
+from structbench.masking.shared_masks import token_reach
 from structbench.masking.token_index import TokenIndex, token_index
 from structbench.masking.trie_walk import UNKNOWN
 from structbench.regular import DFA, MAX_CODE_POINT
@@ -47,12 +48,18 @@ class TabledConstraint:
     met (through :class:`ContextSplit` for a checker's stacks)."""
 
     def __init__(self, machine: Machine, vocab: Vocabulary, boundaries: np.ndarray, eager: bool = False,
-                 split: bool = True, dense: type[LazyDense] | None = None):
+                 split: bool = True, dense: type[LazyDense] | None = None, mask_key=None):
+        """mask_key: machine state -> a key such that states with equal keys allow the same tokens (see
+        structbench.masking.shared_masks): a state whose key a built mask has is given that mask, not walked."""
         self.vocab = vocab
         self.work = WorkCounter()
         self.dense = (dense or LazyDense)(machine, boundaries, vocab)
         self.table: dict[int, np.ndarray] = {}
         self._bits: dict[int, np.ndarray] = {}
+        self._mask_key = mask_key
+        self._built_by_key: dict = {}  # mask_key -> the state whose mask was built for it
+        self._unkeyed: dict = {}  # coarse mask_key -> built states whose key is not computed yet
+        self._coarse_keyed: set = set()  # coarse keys whose states' keys are all in _built_by_key
         self._next: dict[tuple[int, int], int] = {}
         self.split = None
         self.eager = False
@@ -124,7 +131,13 @@ class TabledConstraint:
         return bits
 
     def _build(self, state: int) -> None:
-        """State's mask into the tables: its bits, and its boolean row unless the walk made only the bits."""
+        """State's mask into the tables: its bits, and its boolean row unless the walk made only the bits; or,
+        where another state's mask_key is its own, that state's mask."""
+        key = None
+        if self._mask_key is not None:
+            coarse, key = self._shared_with(state)
+            if key is True:
+                return
         packed = getattr(self.dense, "mask_packed", None) if self.split is None else None
         with fueled(Fuel("mask_steps", "one mask"), self.dense, *self._split_denses()):
             if self.split is not None:
@@ -141,6 +154,31 @@ class TabledConstraint:
         self._bits[state] = bits
         self.work.chars += steps
         self.work.masks_built += 1
+        if key is not None:
+            self._built_by_key.setdefault(key, state)
+        elif self._mask_key is not None:
+            self._unkeyed.setdefault(coarse, []).append(state)
+
+    def _shared_with(self, state: int) -> tuple:
+        """Give state the mask of a built one with its mask_key, if any: (its coarse key, True where shared, else
+        its key, or None where not computed). A key is computed only where a built mask has the state's coarse
+        key (the first of its kind has no twin to find): then for those built states too."""
+        coarse = self._mask_key(self.dense.states[state], coarse=True)
+        waiting = self._unkeyed.pop(coarse, None)
+        if waiting is None and coarse not in self._coarse_keyed:
+            return coarse, None
+        self._coarse_keyed.add(coarse)
+        for built in waiting or ():
+            self._built_by_key.setdefault(self._mask_key(self.dense.states[built]), built)
+        key = self._mask_key(self.dense.states[state])
+        twin = self._built_by_key.get(key)
+        if twin is None:
+            return coarse, key  # built by _build, then kept under its key
+        self._bits[state] = self._bits[twin]
+        if twin in self.table:
+            self.table[state] = self.table[twin]
+        self.work.masks_shared += 1
+        return coarse, True
 
     def _split_denses(self) -> tuple:
         return () if self.split is None else (self.split.top_dense, self.split.full_dense)
@@ -664,10 +702,12 @@ def vocab_codes(vocab: Vocabulary) -> VocabCodes:
 
 
 def index_vocabulary(vocab: Vocabulary) -> None:
-    """The per-vocabulary setup every schema shares: the character codes, the prefix tree, and the index over the
-    classes of a schema that names no non-ASCII character (the speed and fresh experiments do it untimed, as an
+    """The per-vocabulary setup every schema shares: the character codes, the prefix tree, the texts tokens hold
+    around a key (shared_masks.token_reach), and the index over the classes of a schema that names no
+    non-ASCII character (the speed and fresh experiments do it untimed, as an
     engine's tokenizer setup)."""
     index = token_index(vocab_codes(vocab), machine_boundaries())
+    token_reach(vocab)
     if trie_walk.compiled():
         index.below, index.run_end  # noqa: B018 - built now, untimed
         index.walk_buffers()
