@@ -105,6 +105,7 @@ class SchemaChecker(ObjectKeys):
         self._number_groups: dict = {}  # (node id, number DFA state, characters) -> the alike ones (alike)
         self._escape_groups: dict = {}  # (id of the string DFA, escape, its state) -> the alike ones (alike)
         self._seen_reads: dict = {}  # an object's frame after a value -> what tokens read of its used keys (mask_key)
+        self._mask_frames: dict = {}  # id of a TokenReach -> (it, {frame: its part of mask_key})
         self._closed_names: dict = {}  # (node id, key text, closings) -> the names a token can finish (mask_key)
         self._names_beyond_bmp: dict = {}  # node id -> has a property name past U+FFFF (mask_key)
         self._free_string = FreeString()  # a free string's content as a DFA (string_content); the checker's own:
@@ -317,27 +318,36 @@ class SchemaChecker(ObjectKeys):
         text = self.key_trie(top).texts[at]
         return stack if top.text == text else stack[:-1] + (top._replace(text=text),)
 
-    def mask_key(self, stack: Stack, reach, coarse: bool = False) -> tuple:
+    def mask_key(self, stack: Stack, reach) -> tuple:
         """A key for the stack's mask (structbench.masking.shared_masks): stacks with equal keys allow the same
         tokens. It is the stack with each object's used keys replaced by what a token can find out about them,
         given `reach` (a TokenReach: what the vocabulary's tokens hold around a key):
         * below a value of the object or just after one (`_seen_as_read`): a token reaches them only through a
           comma and a key's opening quote, and `reach.openings` are all the texts tokens hold from there;
         * in a key that other keys may be (`_key_as_read`): only at the key's closing quote, where a used
-          property name is refused, and `reach.closings` are all the keys' ends a token can write.
-        coarse: those used keys replaced by None, unread (equal keys have equal coarse keys: a cheap first test)."""
+          property name is refused, and `reach.closings` are all the keys' ends a token can write."""
+        kept = self._mask_frames.get(id(reach))
+        if kept is None or kept[0] is not reach:
+            kept = self._mask_frames[id(reach)] = (reach, {})
+        frames = kept[1]  # frame -> its part of the key (stacks share most of their frames)
         out = []
         for frame in stack:
-            if frame.kind == OBJECT:
-                reads = None
-                if frame.phase in _SEEN_UNREAD and self._seen_may_be_read(frame):
-                    reads = True if coarse else self._seen_as_read(frame, reach.openings)
-                elif frame.phase == KEY and self._key_may_be_read(frame):
-                    reads = True if coarse else self._key_as_read(frame, reach)
-                if reads is not None:
-                    frame = frame._replace(seen=None if coarse else reads)
-            out.append(frame)
+            got = frames.get(frame)
+            if got is None:
+                got = frames[frame] = self._mask_frame(frame, reach)
+            out.append(got)
         return tuple(out)
+
+    def _mask_frame(self, frame: Frame, reach) -> Frame:
+        if frame.kind == OBJECT:
+            reads = None
+            if frame.phase in _SEEN_UNREAD:
+                reads = self._seen_as_read(frame, reach)
+            elif frame.phase == KEY:
+                reads = self._key_as_read(frame, reach)
+            if reads is not None:
+                return frame._replace(seen=reads)
+        return frame
 
     def special_chars(self) -> set[str]:
         """The non-ASCII characters the checker treats individually: those in property names, and the

@@ -145,19 +145,27 @@ class ObjectKeys:
                     or not node.required <= self._key_index(frame.node)[1].keys() or self._beyond_bmp(frame.node)) \
             and self._seen_may_be_read(frame)
 
-    def _seen_as_read(self, frame: Frame, openings: tuple[str, ...]):
+    def _seen_as_read(self, frame: Frame, reach):
         """What a token can find out about an object's used keys (`seen`) from below a value of the object, or
-        just after one: whether the object may close, whether a key may come, and how far into each of
-        `openings` (the texts tokens hold from a comma that opens a key: shared_masks.TokenReach) the object
-        reads. None where that does not settle it: an object whose count or repeat rule reads `seen` in other
-        ways (maxProperties, distinct keys), keys in schema order, or an opening that goes past the key (a value
-        opened). Equal answers: no token tells the two apart."""
+        just after one: whether the object may close, whether a key may come, and what the key a token opens
+        there reads of them (`reach.openings`: the texts tokens hold from a comma that opens a key). Where any
+        key may be written, that is only which of the keys the openings close are used (`reach.opening_keys`):
+        nothing else in a key's reading looks at `seen`. Else it is how far the object reads into each opening.
+        None where that does not settle it: an object whose count or repeat rule reads `seen` in other ways
+        (maxProperties, distinct keys), keys in schema order, or an opening that reads on to a value. Equal
+        answers: no token tells the two apart."""
         if not self._seen_may_be_read(frame):
             return None
         after = frame._replace(phase=AFTER_VALUE, child=-1, ws=0, text="", esc="", ks=())  # its value written
         found = self._seen_reads.get(after, False)
         if found is False:
-            found = self._seen_reads[after] = self._reads_of_openings(after, openings)
+            node = self.nodes[after.node]
+            if node.additional is not None and node.key_dfa is None and reach.opening_keys is not None \
+                    and not self._beyond_bmp(after.node):
+                found = (self._may_close(after), self._may_add_key(after), after.seen & reach.opening_keys)
+            else:
+                found = self._reads_of_openings(after, reach.openings)
+            self._seen_reads[after] = found
         return found
 
     def _key_as_read(self, frame: Frame, reach):
@@ -169,7 +177,7 @@ class ObjectKeys:
         `_seen_as_read` reads them, with the key's name in. None where that does not settle it."""
         if not self._key_may_be_read(frame):
             return None
-        seen_reads = self._seen_as_read(frame, reach.openings)
+        seen_reads = self._seen_as_read(frame, reach)
         if seen_reads is None:  # (also: keys in schema order, maxProperties, distinct keys)
             return None
         used, after = [], [seen_reads]  # a key that is no property name leaves `seen` as it is
@@ -178,7 +186,7 @@ class ObjectKeys:
                 if name in frame.seen:
                     used.append(name)
                 else:
-                    reads = self._seen_as_read(frame._replace(seen=frame.seen | {name}), reach.openings)
+                    reads = self._seen_as_read(frame._replace(seen=frame.seen | {name}), reach)
                     if reads is None:
                         return None
                     after.append((name, reads))

@@ -32,10 +32,13 @@ class TokenReach:
     the distinct ones sorted: every text a token reads from a comma that opens a key.
     closings: per token with an unescaped quote, the text before its first one, decoded as JSON string
     content: every key ending a token can write, from wherever in the key it starts (tokens that cannot be
-    read there, an invalid escape or a raw control character, are left out)."""
+    read there, an invalid escape or a raw control character, are left out).
+    opening_keys: the keys the openings close."""
 
     openings: tuple[str, ...]
     closings: frozenset[str]
+    opening_keys: frozenset[str] | None = None  # the keys openings close (decoded), None where one reads on
+    # to a colon after its key (then no key is told by these alone)
 
 
 def token_reach(vocab: Vocabulary) -> TokenReach:
@@ -52,8 +55,27 @@ def token_reach(vocab: Vocabulary) -> TokenReach:
                     closings.add(json.loads('"' + text[:quote] + '"'))
                 except ValueError:
                     pass  # not string content: a token no key reads
-        found = vocab.__dict__["_token_reach"] = TokenReach(openings, frozenset(closings))
+        found = vocab.__dict__["_token_reach"] = TokenReach(openings, frozenset(closings), _opening_keys(openings))
     return found
+
+
+def _opening_keys(openings: tuple[str, ...]) -> frozenset[str] | None:
+    """The keys the openings close, decoded (an opening that closes none, or closes it by an invalid escape,
+    adds none); None where an opening reads a colon after its key's closing quote (a value may follow)."""
+    keys = set()
+    for text in openings:
+        rest = _AFTER_COMMA_QUOTE.match(text)
+        inside = text[rest.end():]
+        quote = _first_unescaped_quote(inside)
+        if quote is None:
+            continue
+        if ":" in inside[quote + 1:]:
+            return None
+        try:
+            keys.add(json.loads('"' + inside[:quote] + '"'))
+        except ValueError:
+            pass
+    return frozenset(keys)
 
 
 def _first_unescaped_quote(text: str) -> int | None:

@@ -58,8 +58,6 @@ class TabledConstraint:
         self._bits: dict[int, np.ndarray] = {}
         self._mask_key = mask_key
         self._built_by_key: dict = {}  # mask_key -> the state whose mask was built for it
-        self._unkeyed: dict = {}  # coarse mask_key -> built states whose key is not computed yet
-        self._coarse_keyed: set = set()  # coarse keys whose states' keys are all in _built_by_key
         self._next: dict[tuple[int, int], int] = {}
         self.split = None
         self.eager = False
@@ -135,7 +133,7 @@ class TabledConstraint:
         where another state's mask_key is its own, that state's mask."""
         key = None
         if self._mask_key is not None:
-            coarse, key = self._shared_with(state)
+            key = self._shared_with(state)
             if key is True:
                 return
         packed = getattr(self.dense, "mask_packed", None) if self.split is None else None
@@ -155,30 +153,19 @@ class TabledConstraint:
         self.work.chars += steps
         self.work.masks_built += 1
         if key is not None:
-            self._built_by_key.setdefault(key, state)
-        elif self._mask_key is not None:
-            self._unkeyed.setdefault(coarse, []).append(state)
+            self._built_by_key[key] = state
 
-    def _shared_with(self, state: int) -> tuple:
-        """Give state the mask of a built one with its mask_key, if any: (its coarse key, True where shared, else
-        its key, or None where not computed). A key is computed only where a built mask has the state's coarse
-        key (the first of its kind has no twin to find): then for those built states too."""
-        coarse = self._mask_key(self.dense.states[state], coarse=True)
-        waiting = self._unkeyed.pop(coarse, None)
-        if waiting is None and coarse not in self._coarse_keyed:
-            return coarse, None
-        self._coarse_keyed.add(coarse)
-        for built in waiting or ():
-            self._built_by_key.setdefault(self._mask_key(self.dense.states[built]), built)
+    def _shared_with(self, state: int):
+        """Give state the mask of a built state with its mask_key, if any: True where shared, else its key."""
         key = self._mask_key(self.dense.states[state])
         twin = self._built_by_key.get(key)
         if twin is None:
-            return coarse, key  # built by _build, then kept under its key
+            return key  # built by _build, then kept under its key
         self._bits[state] = self._bits[twin]
         if twin in self.table:
             self.table[state] = self.table[twin]
         self.work.masks_shared += 1
-        return coarse, True
+        return True
 
     def _split_denses(self) -> tuple:
         return () if self.split is None else (self.split.top_dense, self.split.full_dense)

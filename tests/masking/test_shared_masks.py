@@ -106,8 +106,6 @@ def test_used_keys_a_token_cannot_reach_are_one_key():
     assert key('{"bb": 2') != key('{"id": 1, "bb": 2')  # may close or not
     assert _after(checker, '{"bb": 2') != _after(checker, '{"cc": 3, "bb": 2')
     assert key('{"bb": 2') == key('{"cc": 3, "bb": 2')
-    assert checker.mask_key(_after(checker, '{"bb": 2'), REACH, coarse=True) == \
-        checker.mask_key(_after(checker, '{"id": 1, "bb": 2'), REACH, coarse=True)
 
 
 def test_inside_a_key_only_names_a_token_can_close_count():
