@@ -140,3 +140,15 @@ def test_token_reach_reads_the_vocabulary():
     reach = token_reach(small)
     assert reach.openings == tuple(sorted({',"', ', "id', ',"",'}))
     assert reach.closings == frozenset({"ab", "A", 'x"y', "},", ", ", ""})
+
+
+def test_where_any_key_may_come_only_the_keys_openings_close_count():
+    """Where any key may be written, an object's used keys are told apart, below a value, only by the keys the
+    vocabulary's openings close (here the empty key, as Llama 3's `,""` does) and whether it may close."""
+    reach = TokenReach(openings=(',"', ',""'), closings=frozenset({""}), opening_keys=frozenset({""}))
+    checker = SchemaChecker({"type": "object", "required": ["b"], "properties": {
+        "": {"type": "integer"}, "a": {"type": "integer"}, "b": {"type": "integer"}}}, "any", "lesson")
+    key = lambda text: checker.mask_key(_after(checker, text), reach)  # noqa: E731
+    assert key('{"a": 1, "b": 2') == key('{"b": 2')
+    assert key('{"": 0, "b": 2') != key('{"b": 2')  # a token can write `,""` and find "" used
+    assert key('{"b": 2, "a": 1') != key('{"a": 1')  # may close, or not yet
