@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import CORPUS
+from helpers import CORPUS, require_llama3
 from test_lazy import SCHEMAS, reached_states, vocab, walk_like_tabled  # noqa: F401 - vocab: its fixture
 
 from structbench.jsonschema.checker import SchemaChecker
@@ -39,6 +39,7 @@ def _groups(checker, dense, states, reach) -> dict:
 def test_equal_mask_keys_allow_the_same_tokens(vocab, name):  # noqa: F811
     """Along an instance and random detours of allowed tokens, states with one mask key have one mask, each
     walked on its own (LazyDense's vectorised walk, no sharing)."""
+    require_llama3(vocab)
     schema, value = {**SCHEMAS, **OBJECTS}[name]
     checker = SchemaChecker(schema, "any", "lesson")
     dense = LazyDense(checker, machine_boundaries(checker.special_chars()), vocab)
@@ -82,6 +83,7 @@ def test_corpus_states_with_one_key_have_one_mask(vocab):  # noqa: F811
 
 def test_the_lazy_strategy_shares_masks_and_walks_like_tabled(vocab):  # noqa: F811
     """End to end: lazy reads some masks back from states with its key, and its masks stay tabled's."""
+    require_llama3(vocab)
     lazy = walk_like_tabled(vocab, *OBJECTS["free object, required"])
     assert lazy.work.masks_shared > 0
 
