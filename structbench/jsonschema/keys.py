@@ -203,7 +203,7 @@ class ObjectKeys:
 
     def _names_closed_by(self, node_id: int, text: str, closings: frozenset[str]) -> list[str]:
         """The property names a token can finish from a key's `text`: `text` and then one of `closings`."""
-        key = (node_id, text, id(closings))
+        key = (node_id, text, closings)  # (a frozenset keeps its hash once computed)
         found = self._closed_names.get(key)
         if found is None:
             n = len(text)

@@ -3,14 +3,15 @@
 A mask is the set of tokens whose every character a state reads. Two states whose difference no token of
 the vocabulary reaches allow the same tokens, so the second one's mask is the first one's, read back, not
 walked. The machine says which differences a token cannot reach (its `mask_key`: equal keys, equal masks),
-given what the vocabulary's tokens can hold.
+given what the vocabulary's tokens can hold (:class:`TokenReach`).
 
 The one difference it drops so far is an object's used keys, which the checker remembers to refuse a key
 written twice and to know when every required key is in. Below the value being written, a token reaches
-them only after that value's end and the object's comma and quote: and no Llama 3 token holds more than four
-characters after a comma and a quote (`","` and `",");\\n` are the longest). So the states of one object's
-values, before and after a key is used, mostly have one mask: 8.8% of the masks a cold walk built over 300
-corpus schemas were such repeats.
+them only after that value's end and the object's comma and quote, and no Llama 3 token holds more than four
+characters after a comma and a quote (`","` and `",");\\n` are the longest); inside a key that any key may be,
+only at the key's closing quote, and a token closes a key only as the text some token holds before a quote
+(189 texts in Llama 3, none longer than five characters). So the states of one object's values and keys,
+before and after a key is used, mostly have one mask: over 1,000 corpus schemas a cold walk builds 18.5% fewer.
 """
 
 from __future__ import annotations
@@ -33,12 +34,12 @@ class TokenReach:
     closings: per token with an unescaped quote, the text before its first one, decoded as JSON string
     content: every key ending a token can write, from wherever in the key it starts (tokens that cannot be
     read there, an invalid escape or a raw control character, are left out).
-    opening_keys: the keys the openings close."""
+    opening_keys: the keys the openings close, decoded; None where an opening reads on to a colon after its
+    key's closing quote (a value may follow: then these keys alone do not tell what it reads)."""
 
     openings: tuple[str, ...]
     closings: frozenset[str]
-    opening_keys: frozenset[str] | None = None  # the keys openings close (decoded), None where one reads on
-    # to a colon after its key (then no key is told by these alone)
+    opening_keys: frozenset[str] | None = None
 
 
 def token_reach(vocab: Vocabulary) -> TokenReach:
@@ -47,35 +48,35 @@ def token_reach(vocab: Vocabulary) -> TokenReach:
     if found is None:
         texts = [text for i, text in enumerate(vocab.tokens) if text and i != vocab.eos_id]
         openings = tuple(sorted({text[m.start():] for text in texts for m in _AFTER_COMMA_QUOTE.finditer(text)}))
-        closings = set()
-        for text in texts:
-            quote = _first_unescaped_quote(text)
-            if quote is not None:
-                try:
-                    closings.add(json.loads('"' + text[:quote] + '"'))
-                except ValueError:
-                    pass  # not string content: a token no key reads
+        closings = {key for key in map(_closed_key, texts) if key is not None}
         found = vocab.__dict__["_token_reach"] = TokenReach(openings, frozenset(closings), _opening_keys(openings))
     return found
 
 
 def _opening_keys(openings: tuple[str, ...]) -> frozenset[str] | None:
-    """The keys the openings close, decoded (an opening that closes none, or closes it by an invalid escape,
-    adds none); None where an opening reads a colon after its key's closing quote (a value may follow)."""
+    """The keys the openings close (TokenReach.opening_keys)."""
     keys = set()
     for text in openings:
-        rest = _AFTER_COMMA_QUOTE.match(text)
-        inside = text[rest.end():]
+        inside = text[_AFTER_COMMA_QUOTE.match(text).end():]
         quote = _first_unescaped_quote(inside)
-        if quote is None:
-            continue
-        if ":" in inside[quote + 1:]:
+        if quote is not None and ":" in inside[quote + 1:]:
             return None
-        try:
-            keys.add(json.loads('"' + inside[:quote] + '"'))
-        except ValueError:
-            pass
+        key = _closed_key(inside)
+        if key is not None:
+            keys.add(key)
     return frozenset(keys)
+
+
+def _closed_key(text: str) -> str | None:
+    """What `text`, read from inside a key, writes before the key's closing quote, decoded; None where it has no
+    unescaped quote or is no string content there (an invalid escape, a raw control character)."""
+    quote = _first_unescaped_quote(text)
+    if quote is None:
+        return None
+    try:
+        return json.loads('"' + text[:quote] + '"')
+    except ValueError:
+        return None
 
 
 def _first_unescaped_quote(text: str) -> int | None:

@@ -131,11 +131,14 @@ class TabledConstraint:
     def _build(self, state: int) -> None:
         """State's mask into the tables: its bits, and its boolean row unless the walk made only the bits; or,
         where another state's mask_key is its own, that state's mask."""
-        key = None
-        if self._mask_key is not None:
-            key = self._shared_with(state)
-            if key is True:
-                return
+        key = None if self._mask_key is None else self._mask_key(self.dense.states[state])
+        twin = None if key is None else self._built_by_key.get(key)
+        if twin is not None:  # a state no token tells from this one has its mask built: read back
+            self._bits[state] = self._bits[twin]
+            if twin in self.table:
+                self.table[state] = self.table[twin]
+            self.work.masks_shared += 1
+            return
         packed = getattr(self.dense, "mask_packed", None) if self.split is None else None
         with fueled(Fuel("mask_steps", "one mask"), self.dense, *self._split_denses()):
             if self.split is not None:
@@ -154,18 +157,6 @@ class TabledConstraint:
         self.work.masks_built += 1
         if key is not None:
             self._built_by_key[key] = state
-
-    def _shared_with(self, state: int):
-        """Give state the mask of a built state with its mask_key, if any: True where shared, else its key."""
-        key = self._mask_key(self.dense.states[state])
-        twin = self._built_by_key.get(key)
-        if twin is None:
-            return key  # built by _build, then kept under its key
-        self._bits[state] = self._bits[twin]
-        if twin in self.table:
-            self.table[state] = self.table[twin]
-        self.work.masks_shared += 1
-        return True
 
     def _split_denses(self) -> tuple:
         return () if self.split is None else (self.split.top_dense, self.split.full_dense)
