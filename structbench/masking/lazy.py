@@ -67,6 +67,9 @@ class TrieDense(LazyDense):
         super().__init__(machine, boundaries, vocab)
 
     def id_of(self, state) -> int:
+        i = self._ids.get(state)
+        if i is not None:  # most calls: a state met before
+            return i
         n = len(self.states)
         i = super().id_of(state)
         if len(self._loops_known) < len(self._expanded):  # the table grew: grow the per-state arrays with it
@@ -209,8 +212,9 @@ class TrieDense(LazyDense):
         # A state many nodes wait on is worth its whole row: once its loops are known, the walk takes the
         # subtrees it loops on whole (a free string's content).
         if len(cur) >= _BUSY:
-            waiting, counts = np.unique(cur, return_counts=True)
-            busy = waiting[(counts >= _BUSY) & ~self._expanded[waiting]]
+            counts = np.bincount(cur)
+            busy = np.flatnonzero(counts >= _BUSY)
+            busy = busy[~self._expanded[busy]]
             if len(busy):
                 self._expand(busy)
 
@@ -249,7 +253,8 @@ class TrieDense(LazyDense):
         walk meets a state's cells one round at a time, and a cell each would be a Python step each (after a
         key's quote, the tokens below read every class there)."""
         self._hinted.add(i)
-        if self._hints_of(i)[:2] == [None, None]:
+        hints = self._hints_of(i)
+        if hints[0] is None and hints[1] is None:
             return
         before = steps_taken(self.machine)
         row = self._trans[i].copy()

@@ -162,6 +162,34 @@ class TabledConstraint:
         return () if self.split is None else (self.split.top_dense, self.split.full_dense)
 
 
+@dataclass
+class _Partition:
+    """What a class partition alone tells (each class's representative, the hints' class masks), shared by every
+    LazyDense over it: most schemas have the checker's ASCII partition, and a fresh schema would otherwise build
+    these again."""
+
+    reps: list[str]
+    bounds: list[int]
+    class_masks: dict
+    class_lists: dict
+    alike_masks: dict
+
+
+_PARTITIONS: dict[bytes, _Partition] = {}
+_MAX_PARTITIONS = 64  # schemas naming non-ASCII characters have partitions of their own: the oldest are let go
+
+
+def _partition(boundaries: np.ndarray) -> _Partition:
+    key = np.asarray(boundaries, dtype=np.int64).tobytes()
+    found = _PARTITIONS.get(key)
+    if found is None:
+        if len(_PARTITIONS) >= _MAX_PARTITIONS:
+            del _PARTITIONS[next(iter(_PARTITIONS))]
+        found = _PARTITIONS[key] = _Partition([chr(int(b)) for b in boundaries], [int(b) for b in boundaries],
+                                              {}, {}, {})
+    return found
+
+
 def distinct(ordered: np.ndarray) -> np.ndarray:
     """The distinct values of an ordered array (the states of cells, which come ordered by state)."""
     if not len(ordered):
@@ -353,8 +381,9 @@ class LazyDense:
 
     def __init__(self, machine: Machine, boundaries: np.ndarray, vocab: Vocabulary):
         self.machine, self.boundaries, self.vocab = machine, boundaries, vocab
-        self.reps = [chr(int(b)) for b in boundaries]  # one character per class
-        self._bounds = [int(b) for b in boundaries]  # bisect on a list: far cheaper than NumPy for one character
+        shared = _partition(boundaries)  # what the class partition alone tells, shared by every schema that has it
+        self.reps = shared.reps  # one character per class
+        self._bounds = shared.bounds  # bisect on a list: far cheaper than NumPy for one character
         self._index: TokenIndex | None = None  # the vocabulary's index over these classes, looked up on the first walk
         self.states: list = []
         self._ids: dict = {}
@@ -368,8 +397,9 @@ class LazyDense:
         self._rows_of = getattr(machine, "rows", None)  # a machine's rows at once (a pattern's DFA): see _expand_rows
         self._hints: dict[int, list] = {}  # per state: may_read, plain_default, the plain step once taken, alike,
         # the steps of alike's characters once taken
-        self._class_masks: dict[tuple[str, bool], np.ndarray] = {}
-        self._class_lists: dict[str, list[int]] = {}
+        self._class_masks = shared.class_masks
+        self._class_lists = shared.class_lists
+        self._alike_masks = shared.alike_masks
         self.start = self.id_of(machine.start())
 
     # --- states, one at a time ---
@@ -523,18 +553,21 @@ class LazyDense:
         the classes it could not read at all refused in one go (`may_read`); where plain characters step alike
         (`plain_default`), control characters refused and the alike ones stepped once for them all."""
         may, plain = self._hints_of(i)[:2]
-        if may is None and plain is None:
-            return
-        unknown = row == self.UNEXPANDED
+        # Cells known already are the hints' answers too (a hint is a promise about every step), so the settled
+        # classes are written whole, not only where unknown.
         if may is not None:
-            refused = unknown & self._classes_of(may, outside=True)
-            row[refused] = -1
-            unknown &= ~refused
+            row[self._classes_of(may, outside=True)] = -1
         if plain is not None:
-            row[unknown & self._classes_of(_CONTROL)] = -1
-            alike = unknown & self._plain_classes() & self._classes_of(plain[1], outside=True)
-            if alike.any():
-                nxt = self._step_class(i, int(np.flatnonzero(alike)[0]))
+            row[self._classes_of(_CONTROL)] = -1
+            found = self._alike_masks.get((plain[1], may))
+            if found is None:  # the plain classes that step alike: not special, and readable at all
+                alike = self._plain_classes() & self._classes_of(plain[1], outside=True)
+                if may is not None:
+                    alike &= self._classes_of(may)
+                found = self._alike_masks[(plain[1], may)] = (alike, int(np.flatnonzero(alike)[0]) if alike.any() else -1)
+            alike, first = found
+            if first >= 0:
+                nxt = self._step_class(i, first)
                 row[alike] = -1 if nxt is None else self.id_of(nxt)
 
     def _hints_of(self, i: int) -> list:
@@ -565,6 +598,7 @@ class LazyDense:
         if mask is None:  # the class of each character, where that character is its representative
             mask = np.full(len(self.reps), outside, dtype=bool)
             mask[[c for c in self._class_indexes(chars) if self.reps[c] in chars]] = not outside
+            mask.flags.writeable = False  # shared by every schema over this partition
             self._class_masks[(chars, outside)] = mask
         return mask
 
