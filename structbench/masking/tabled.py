@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from structbench.errors import LimitExceeded, TokenRejected, TooManyStates
+from structbench.jsonschema.free_text import free_escapes
 from structbench.limits import Fuel
 from structbench.limits import current as limits
 from structbench.lm.vocab import Vocabulary
@@ -715,11 +716,12 @@ def vocab_codes(vocab: Vocabulary) -> VocabCodes:
 
 def index_vocabulary(vocab: Vocabulary) -> None:
     """The per-vocabulary setup every schema shares: the character codes, the prefix tree, the texts tokens hold
-    around a key (shared_masks.token_reach), and the index over the classes of a schema that names no
+    around a key (shared_masks.token_reach), free text's escape DFA (free_text.free_escapes), and the index over the classes of a schema that names no
     non-ASCII character (the speed and fresh experiments do it untimed, as an
     engine's tokenizer setup)."""
     index = token_index(vocab_codes(vocab), machine_boundaries())
     token_reach(vocab)
+    free_escapes()  # free text's escape as a DFA: the string syntax alone, the same for every schema
     if trie_walk.compiled():
         index.below, index.run_end  # noqa: B018 - built now, untimed
         index.walk_buffers()
