@@ -56,6 +56,7 @@ from structbench.jsonschema.free_text import FreeString
 from structbench.jsonschema.keys import OTHER, ObjectKeys
 from structbench.jsonschema.strings import END, escape_reads, string_step
 from structbench.limits import current as limits
+from structbench.regular import MAX_CODE_POINT
 
 KEY_ORDERS = ("any", "schema")
 NUMBER_SYNTAXES = ("json", "lesson")
@@ -69,6 +70,28 @@ _KIND_STARTS = {"object": "{", "array": "[", "string": '"', "number": "-01234567
                 "null": "n"}
 _NUMBER_STARTS = _KIND_STARTS["number"]  # what may open a number (_open_value)
 _PLAIN_REPS = ("\x7f", "\U0010ffff")  # plain characters to stand for the others (not in any property name, surely)
+
+
+def _plain_promise(moves) -> tuple[str, str] | None:
+    """plain_default for a checked string's DFA state with these moves: where every character past ASCII goes
+    to one next state (or none goes on), the ASCII plain characters that go elsewhere are `special` and every
+    other plain character steps as the representative does; None where characters past ASCII go different ways
+    (a class there is not one character, so it could not be named as special)."""
+    beyond = [(max(lo, 0x80), hi, t) for lo, hi, t in moves if hi >= 0x80]
+    targets = {t for _, _, t in beyond}
+    if not beyond:
+        default = None
+    elif len(targets) == 1 and sum(hi - lo + 1 for lo, hi, _ in beyond) == MAX_CODE_POINT - 0x7F:
+        default = targets.pop()
+    else:
+        return None
+
+    def target(code: int):
+        return next((t for lo, hi, t in moves if lo <= code <= hi), None)
+
+    special = "".join(chr(c) for c in range(0x20, 0x80) if c not in (0x22, 0x5C) and target(c) != default)
+    rep = next((c for c in _PLAIN_REPS if c not in special), None)
+    return None if rep is None else (rep, special)
 _MAY_READ = {  # (kind, phase) -> a superset of what _step_object / _step_array / _step_root read there besides
     # whitespace (values: may_read asks the node)
     (OBJECT, OPEN): '"}', (OBJECT, AFTER_COMMA): '"', (OBJECT, AFTER_VALUE): ",}", (OBJECT, COLON): ":",
@@ -102,6 +125,8 @@ class SchemaChecker(ObjectKeys):
         self._name_trees: dict = {}  # (node id, names, None for all) -> that DFA, shared by contexts (ObjectKeys)
         self._starts: dict = {}  # node id -> the first characters of its values (may_read)
         self._number_reads: dict = {}  # (node id, number DFA state) -> the characters the DFA moves on (may_read)
+        self._string_reads: dict = {}  # (node id, string DFA state) -> the same for a checked string's DFA
+        self._string_plains: dict = {}  # (node id, string DFA state) -> its plain_default
         self._number_groups: dict = {}  # (node id, number DFA state, characters) -> the alike ones (alike)
         self._escape_groups: dict = {}  # (id of the string DFA, escape, its state) -> the alike ones (alike)
         self._seen_reads: dict = {}  # an object's frame after a value -> what tokens read of its used keys (mask_key)
@@ -169,6 +194,12 @@ class SchemaChecker(ObjectKeys):
             return None if after is None else reads + after
         if kind == LITERAL:
             return top.text[top.at]
+        if kind == STRING:  # a checked string (no escape open): the closing quote, a backslash, what its DFA moves on
+            dfa = self.nodes[top.node].string_dfa
+            if dfa is None:
+                return None  # free text: any character but a control one (plain_default says so)
+            reads = self._dfa_reads(self._string_reads, dfa, top.node, top.at)
+            return None if reads is None else '"\\' + reads
         if kind == UNION:  # what any branch could read, and what follows the union where a branch may end here
             reads = set()
             ends = [self.close_top(stack)] if any(self._finished(a) for a in top.alts) else []
@@ -195,13 +226,19 @@ class SchemaChecker(ObjectKeys):
 
     def _number_moves(self, node_id: int, at: int) -> str | None:
         """The characters a number's DFA moves on from state `at` (None: too many to list)."""
+        return self._dfa_reads(self._number_reads, self.nodes[node_id].number_dfa, node_id, at)
+
+    @staticmethod
+    def _dfa_reads(memo: dict, dfa, node_id: int, at: int) -> str | None:
+        """The characters `dfa` (a node's number or string DFA) moves on from state `at`, memoised in `memo` (None:
+        more than 64, too many to list)."""
         key = (node_id, at)
-        found = self._number_reads.get(key, False)
+        found = memo.get(key, False)
         if found is False:
-            moves = self.nodes[node_id].number_dfa.moves[at]
+            moves = dfa.moves[at]
             found = None if sum(hi - lo + 1 for lo, hi, _ in moves) > 64 else \
                 "".join(chr(c) for lo, hi, _ in moves for c in range(lo, hi + 1))
-            self._number_reads[key] = found
+            memo[key] = found
         return found
 
     def alike(self, stack: Stack) -> dict[str, str] | None:
@@ -261,15 +298,24 @@ class SchemaChecker(ObjectKeys):
 
     def plain_default(self, stack: Stack) -> tuple[str, str] | None:
         """(rep, special): every character from U+0020 up but the quote, the backslash and those in `special` steps
-        this stack exactly as `rep` does: a string with no content check, or a key whose text no longer
-        matters past the property names it may still become (`special`, the characters that continue one);
+        this stack exactly as `rep` does: a string with no content check, a checked one whose DFA sends every
+        character past ASCII one way (`special`, the ASCII ones it sends another: `_plain_promise`), or a key whose
+        text no longer matters past the property names it may still become, or that must be one of them (`special`,
+        the characters that continue one);
         and characters below U+0020 are refused (JSON strings hold none raw). A mask's row then takes one
         step for all of them. None: no such promise."""
         top = stack[-1]
         if top.esc:
             return None
         if top.kind == STRING:
-            return (_PLAIN_REPS[0], "") if self.nodes[top.node].string_dfa is None else None
+            dfa = self.nodes[top.node].string_dfa
+            if dfa is None:
+                return _PLAIN_REPS[0], ""
+            key = (top.node, top.at)
+            found = self._string_plains.get(key, False)
+            if found is False:
+                found = self._string_plains[key] = _plain_promise(dfa.moves[top.at])
+            return found
         if top.kind == UNION:  # every branch makes the promise: the union keeps it, their specials together
             special = set()
             for alt in top.alts:  # (a branch that may end here makes none: no branch hands a character on)
@@ -282,8 +328,9 @@ class SchemaChecker(ObjectKeys):
         if top.kind != OBJECT or top.phase != KEY:
             return None
         node = self.nodes[top.node]
-        if not self._told_by_text_alone(top):
-            return None
+        if not self._told_by_text_alone(top) and (top.ks or self._distinct(top) or self._others_allowed(top)):
+            return None  # (where no other key may come, a character no property name continues is refused: the
+            # representative is, so the promise holds with those names' next characters special)
         special = ""
         if node.tracks_keys and top.text != OTHER:
             n = len(top.text)

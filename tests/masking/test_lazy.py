@@ -56,6 +56,16 @@ SCHEMAS = {
                                                        "label": {"anyOf": [{"type": "string"},
                                                                            {"type": ["string", "null"]}]}}},
                                        {"radius": 2, "label": "tiny \"ring\"", "extra key": "x"}),
+    # Unions of checked strings with a free one, and of strict objects with a free one, in a key: every branch
+    # promises plain_default (a checked DFA sends the characters past ASCII one way; a strict key refuses what no
+    # name continues), so the union does; and a pattern whose non-ASCII ranges differ, which promises nothing.
+    "unions of checked strings and strict keys": ({"type": "object", "properties": {
+        "mode": {"anyOf": [{"const": "PassThrough"}, {"const": "RemoveFrom"}, {"type": "string", "maxLength": 12}]},
+        "tag": {"anyOf": [{"type": "string", "pattern": "^[a-z\u00e9-\u00ff]+$"}, {"enum": ["\u00c9t\u00e9", "x"]}]},
+        "obj": {"anyOf": [{"type": "object", "additionalProperties": False,
+                           "properties": {"ne": {"type": "integer"}, "tne": {"type": "null"}}},
+                          {"type": "object", "properties": {"nre": {"type": "boolean"}}}]}}},
+        {"mode": "RemoveFrom", "tag": "\u00e9t\u00e9", "obj": {"tne": None, "zz": 1}}),
 }
 
 
