@@ -129,6 +129,7 @@ class SchemaChecker(ObjectKeys):
         self._string_plains: dict = {}  # (node id, string DFA state) -> its plain_default
         self._number_groups: dict = {}  # (node id, number DFA state, characters) -> the alike ones (alike)
         self._escape_groups: dict = {}  # (id of the string DFA, escape, its state) -> the alike ones (alike)
+        self._key_groups: dict = {}  # (node id, key text or OTHER, its DFA states) -> the alike ones (alike)
         self._seen_reads: dict = {}  # an object's frame after a value -> what tokens read of its used keys (mask_key)
         self._mask_frames: dict = {}  # id of a TokenReach -> (it, {frame: its part of mask_key})
         self._closed_names: dict = {}  # (node id, key text, closings) -> the names a token can finish (mask_key)
@@ -245,8 +246,9 @@ class SchemaChecker(ObjectKeys):
         """Characters that step the stack exactly as another does: {character: the one it steps like}, for those
         in groups of two or more (None: no such promise). A number's next character moves its DFA alone, so the
         characters the DFA sends to one state step alike, in a number and where one may open; inside a string's
-        escape, the characters whose escapes read on alike (a free string's simple escapes, most hex digits); a
-        mask's row then takes one step for each group."""
+        escape, the characters whose escapes read on alike (a free string's simple escapes, most hex digits); in a
+        key its patterns check, those that continue no property name and that its DFAs send alike; a mask's row then
+        takes one step for each group."""
         top = stack[-1]
         if top.kind == STRING and top.esc:
             return self._escape_alike(self.nodes[top.node].string_dfa, top.esc, top.at)
@@ -257,6 +259,8 @@ class SchemaChecker(ObjectKeys):
             return self._escape_alike(None, top.esc, 0) if self._key_text_free(top) else self._tracked_escape_alike(top)
         if top.kind == NUMBER:
             return self._number_alike(top.node, top.at)
+        if top.kind == OBJECT and top.phase == KEY and top.ks and not self._distinct(top):
+            return self._checked_key_alike(top)
         node_id = None
         if top.phase == VALUE and top.kind in (OBJECT, ROOT, ALT):
             node_id = top.child if top.kind == OBJECT else top.node
@@ -280,6 +284,28 @@ class SchemaChecker(ObjectKeys):
                     groups.setdefault(got, []).append(ch)
             found = {ch: chars[0] for chars in groups.values() if len(chars) > 1 for ch in chars} or None
             self._escape_groups[key] = found
+        return found
+
+    def _checked_key_alike(self, top: Frame) -> dict[str, str] | None:
+        """alike in a key its patterns or propertyNames check (no escape open, no repeat rule): the ASCII plain
+        characters that continue no property name (each makes the key some other key, or leaves an untracked text
+        as it is: _key_char) and that every key DFA sends to the same states step alike."""
+        node = self.nodes[top.node]
+        tracked = node.tracks_keys and top.text != OTHER
+        key = (top.node, top.text if tracked else OTHER, top.ks)
+        found = self._key_groups.get(key, False)
+        if found is False:
+            n = len(top.text)
+            special = {name[n] for name in self._names_from(top.node, top.text) if len(name) > n} if tracked else ()
+            dfas = self._key_dfas(node)
+            groups: dict[tuple, list[str]] = {}
+            for c in range(0x20, 0x80):
+                ch = chr(c)
+                if ch not in '"\\' and ch not in special:
+                    targets = tuple(None if at is None else d.step(at, ch) for d, at in zip(dfas, top.ks))
+                    groups.setdefault(targets, []).append(ch)
+            found = {ch: chars[0] for chars in groups.values() if len(chars) > 1 for ch in chars} or None
+            self._key_groups[key] = found
         return found
 
     def _number_alike(self, node_id: int, at: int, among: str | None = None) -> dict[str, str] | None:
