@@ -129,7 +129,6 @@ class SchemaChecker(ObjectKeys):
         self._string_plains: dict = {}  # (node id, string DFA state) -> its plain_default
         self._number_groups: dict = {}  # (node id, number DFA state, characters) -> the alike ones (alike)
         self._escape_groups: dict = {}  # (id of the string DFA, escape, its state) -> the alike ones (alike)
-        self._escape_reads: dict = {}  # (id of the string DFA, escape, its state) -> what may come (may_read)
         self._key_groups: dict = {}  # (node id, key text or OTHER, its DFA states) -> the alike ones (alike)
         self._seen_reads: dict = {}  # an object's frame after a value -> what tokens read of its used keys (mask_key)
         self._mask_frames: dict = {}  # id of a TokenReach -> (it, {frame: its part of mask_key})
@@ -170,8 +169,6 @@ class SchemaChecker(ObjectKeys):
         kind and phase alone: a mask's row is computed only for these (the rest are refused unread)."""
         top = stack[-1]
         kind = top.kind
-        if top.esc and kind == STRING and self.nodes[top.node].string_dfa is not None:
-            return self._escape_live(self.nodes[top.node].string_dfa, top.esc, top.at)  # what its content may be
         if top.esc and (kind == STRING or kind == OBJECT and top.phase == KEY):
             return escape_reads(top.esc)  # inside an escape: its syntax alone
         if kind == OBJECT and top.phase == KEY:
@@ -272,16 +269,6 @@ class SchemaChecker(ObjectKeys):
         if node_id is None or self.nodes[node_id].alts or "number" not in self.nodes[node_id].kinds:
             return None
         return self._number_alike(node_id, self.nodes[node_id].number_dfa.start, _NUMBER_STARTS)
-
-    def _escape_live(self, dfa, esc: str, at: int) -> str:
-        """may_read inside a checked string's escape: the characters of the escape's syntax that string_step takes
-        there (an escape standing for a character the DFA refuses is refused), memoised per DFA, escape and state."""
-        key = (id(dfa), esc, at)  # the DFA is the node's, kept alive by it
-        found = self._escape_reads.get(key)
-        if found is None:
-            found = self._escape_reads[key] = "".join(ch for ch in escape_reads(esc) or ""
-                                                       if string_step(esc, at, ch, dfa) is not None)
-        return found
 
     def _escape_alike(self, dfa, esc: str, at: int) -> dict[str, str] | None:
         """alike inside an escape: the characters string_step reads to one result (a string's frame after them is a
