@@ -70,6 +70,11 @@ _KIND_STARTS = {"object": "{", "array": "[", "string": '"', "number": "-01234567
                 "null": "n"}
 _NUMBER_STARTS = _KIND_STARTS["number"]  # what may open a number (_open_value)
 _PLAIN_REPS = ("\x7f", "\U0010ffff")  # plain characters to stand for the others (not in any property name, surely)
+_MAY_READ = {  # (kind, phase) -> a superset of what _step_object / _step_array / _step_root read there besides
+    # whitespace (values: may_read asks the node)
+    (OBJECT, OPEN): '"}', (OBJECT, AFTER_COMMA): '"', (OBJECT, AFTER_VALUE): ",}", (OBJECT, COLON): ":",
+    (ARRAY, AFTER_VALUE): ",]", (ROOT, DONE): "",
+}
 
 
 def _plain_promise(moves) -> tuple[str, str] | None:
@@ -92,11 +97,6 @@ def _plain_promise(moves) -> tuple[str, str] | None:
     special = "".join(chr(c) for c in range(0x20, 0x80) if c not in (0x22, 0x5C) and target(c) != default)
     rep = next((c for c in _PLAIN_REPS if c not in special), None)
     return None if rep is None else (rep, special)
-_MAY_READ = {  # (kind, phase) -> a superset of what _step_object / _step_array / _step_root read there besides
-    # whitespace (values: may_read asks the node)
-    (OBJECT, OPEN): '"}', (OBJECT, AFTER_COMMA): '"', (OBJECT, AFTER_VALUE): ",}", (OBJECT, COLON): ":",
-    (ARRAY, AFTER_VALUE): ",]", (ROOT, DONE): "",
-}
 
 
 class SchemaChecker(ObjectKeys):

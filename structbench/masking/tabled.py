@@ -565,7 +565,9 @@ class LazyDense:
                 alike = self._plain_classes() & self._classes_of(plain[1], outside=True)
                 if may is not None:
                     alike &= self._classes_of(may)
-                found = self._alike_masks[(plain[1], may)] = (alike, int(np.flatnonzero(alike)[0]) if alike.any() else -1)
+                alike.flags.writeable = False  # shared by every schema over this partition
+                first = int(np.flatnonzero(alike)[0]) if alike.any() else -1
+                found = self._alike_masks[(plain[1], may)] = (alike, first)
             alike, first = found
             if first >= 0:
                 nxt = self._step_class(i, first)
@@ -716,9 +718,9 @@ def vocab_codes(vocab: Vocabulary) -> VocabCodes:
 
 def index_vocabulary(vocab: Vocabulary) -> None:
     """The per-vocabulary setup every schema shares: the character codes, the prefix tree, the texts tokens hold
-    around a key (shared_masks.token_reach), free text's escape DFA (free_text.free_escapes), and the index over the classes of a schema that names no
-    non-ASCII character (the speed and fresh experiments do it untimed, as an
-    engine's tokenizer setup)."""
+    around a key (shared_masks.token_reach), free text's escape DFA (free_text.free_escapes), and the index over
+    the classes of a schema that names no non-ASCII character (the speed and fresh experiments do it untimed, as
+    an engine's tokenizer setup)."""
     index = token_index(vocab_codes(vocab), machine_boundaries())
     token_reach(vocab)
     free_escapes()  # free text's escape as a DFA: the string syntax alone, the same for every schema
