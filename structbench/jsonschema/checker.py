@@ -70,6 +70,7 @@ _KIND_STARTS = {"object": "{", "array": "[", "string": '"', "number": "-01234567
                 "null": "n"}
 _NUMBER_STARTS = _KIND_STARTS["number"]  # what may open a number (_open_value)
 _PLAIN_REPS = ("\x7f", "\U0010ffff")  # plain characters to stand for the others (not in any property name, surely)
+_ASCII_PLAIN = tuple(chr(c) for c in range(0x20, 0x80) if chr(c) not in '"\\')  # what a string reads raw, ASCII
 _MAY_READ = {  # (kind, phase) -> a superset of what _step_object / _step_array / _step_root read there besides
     # whitespace (values: may_read asks the node)
     (OBJECT, OPEN): '"}', (OBJECT, AFTER_COMMA): '"', (OBJECT, AFTER_VALUE): ",}", (OBJECT, COLON): ":",
@@ -77,12 +78,12 @@ _MAY_READ = {  # (kind, phase) -> a superset of what _step_object / _step_array 
 }
 
 
-def _plain_promise(moves) -> tuple[str, str] | None:
-    """plain_default for a checked string's DFA state with these moves: where every character past ASCII goes
-    to one next state (or none goes on), the ASCII plain characters that go elsewhere are `special` and every
-    other plain character steps as the representative does; None where characters past ASCII go different ways
-    (a class there is not one character, so it could not be named as special)."""
-    beyond = [(max(lo, 0x80), hi, t) for lo, hi, t in moves if hi >= 0x80]
+def _plain_promise(dfa, at: int) -> tuple[str, str] | None:
+    """plain_default for a checked string's DFA at state `at`: where every character past ASCII goes to one next
+    state (or none goes on), the ASCII plain characters that go elsewhere are `special` and every other plain
+    character steps as the representative does; None where characters past ASCII go different ways (a class there
+    is not one character, so it could not be named as special)."""
+    beyond = [(max(lo, 0x80), hi, t) for lo, hi, t in dfa.moves[at] if hi >= 0x80]
     targets = {t for _, _, t in beyond}
     if not beyond:
         default = None
@@ -90,11 +91,7 @@ def _plain_promise(moves) -> tuple[str, str] | None:
         default = targets.pop()
     else:
         return None
-
-    def target(code: int):
-        return next((t for lo, hi, t in moves if lo <= code <= hi), None)
-
-    special = "".join(chr(c) for c in range(0x20, 0x80) if c not in (0x22, 0x5C) and target(c) != default)
+    special = "".join(ch for ch in _ASCII_PLAIN if dfa.step(at, ch) != default)
     rep = next((c for c in _PLAIN_REPS if c not in special), None)
     return None if rep is None else (rep, special)
 
@@ -175,8 +172,7 @@ class SchemaChecker(ObjectKeys):
             # Only property names may come: the characters that continue one, the closing quote, an escape.
             if top.ks or top.text == OTHER or self._others_allowed(top):
                 return None
-            n = len(top.text)
-            return '"\\' + "".join({name[n] for name in self._names_from(top.node, top.text) if len(name) > n})
+            return '"\\' + self._next_name_chars(top.node, top.text)
         if top.phase == VALUE and kind in (OBJECT, ROOT, ALT):  # a value of a known node: only its kinds' starts
             node = top.child if kind == OBJECT else top.node
             return self._ws_reads(top) + self._value_starts(node)
@@ -295,13 +291,11 @@ class SchemaChecker(ObjectKeys):
         key = (top.node, top.text if tracked else OTHER, top.ks)
         found = self._key_groups.get(key, False)
         if found is False:
-            n = len(top.text)
-            special = {name[n] for name in self._names_from(top.node, top.text) if len(name) > n} if tracked else ()
+            special = self._next_name_chars(top.node, top.text) if tracked else ""
             dfas = self._key_dfas(node)
             groups: dict[tuple, list[str]] = {}
-            for c in range(0x20, 0x80):
-                ch = chr(c)
-                if ch not in '"\\' and ch not in special:
+            for ch in _ASCII_PLAIN:
+                if ch not in special:
                     targets = tuple(None if at is None else d.step(at, ch) for d, at in zip(dfas, top.ks))
                     groups.setdefault(targets, []).append(ch)
             found = {ch: chars[0] for chars in groups.values() if len(chars) > 1 for ch in chars} or None
@@ -340,7 +334,7 @@ class SchemaChecker(ObjectKeys):
             key = (top.node, top.at)
             found = self._string_plains.get(key, False)
             if found is False:
-                found = self._string_plains[key] = _plain_promise(dfa.moves[top.at])
+                found = self._string_plains[key] = _plain_promise(dfa, top.at)
             return found
         if top.kind == UNION:  # every branch makes the promise: the union keeps it, their specials together
             special = set()
@@ -359,8 +353,7 @@ class SchemaChecker(ObjectKeys):
             # representative is, so the promise holds with those names' next characters special)
         special = ""
         if node.tracks_keys and top.text != OTHER:
-            n = len(top.text)
-            special = "".join({name[n] for name in self._names_from(top.node, top.text) if len(name) > n})
+            special = self._next_name_chars(top.node, top.text)
         rep = next((c for c in _PLAIN_REPS if c not in special), None)
         return None if rep is None else (rep, special)
 

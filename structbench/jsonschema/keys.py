@@ -60,6 +60,11 @@ class ObjectKeys:
                 yield names[i]
                 i += 1
 
+    def _next_name_chars(self, node_id: int, text: str) -> str:
+        """The characters that continue `text` into a longer property name (used or not), in order."""
+        n = len(text)
+        return "".join(sorted({name[n] for name in self._names_from(node_id, text) if len(name) > n}))
+
     def _property_continues(self, node_id: int, text: str, cands) -> bool:
         """Does some property name (used or not) continue `text` with a character in `cands`?"""
         return next(self._names_continuing(node_id, text, cands), None) is not None
