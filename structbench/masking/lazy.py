@@ -37,6 +37,7 @@ _BUSY = 64  # pending nodes on one state in one round that make its whole row wo
 _WHOLE_ROWS = 1 << 18  # a pattern's DFA with up to this many (state, class) cells is tabled whole at compile time
 _FEW_VALUE = 16  # a value after a key's colon that may start with at most this many characters: its row at once
 _FEW = 8  # a state after a string's closing quote that may read at most this many characters: its row at once
+_FEW_PENDING = 32  # a round with at most this many pending nodes is filled in Python lists (TrieDense._fill_few)
 
 
 class TrieDense(LazyDense):
@@ -72,19 +73,39 @@ class TrieDense(LazyDense):
             return i
         n = len(self.states)
         i = super().id_of(state)
-        if len(self._loops_known) < len(self._expanded):  # the table grew: grow the per-state arrays with it
-            grow = len(self._expanded) - len(self._loops_known)
-            self._loops = np.concatenate([self._loops, np.zeros((grow, self._n_words), dtype=np.uint64)])
-            self._loops_known = np.concatenate([self._loops_known, np.zeros(grow, dtype=bool)])
-            self._enter = np.concatenate([self._enter, np.full(grow, -1, dtype=np.int64)])
-            self._total = np.concatenate([self._total, np.zeros(grow, dtype=bool)])
-            self._quiet = np.concatenate([self._quiet, np.zeros(grow, dtype=bool)])
+        self._grow_arrays()
         if i == n and self.compiled:  # new: inside a string or key, the walk reads on in string mode
             found = self._content_at(i)
             if found is not None:
                 dfa, at = found
                 self._enter[i] = self._strings.row(dfa, self.machine.with_string_state(state, 0), at)
         return i
+
+    def _string_state(self, i: int, d: int) -> int:
+        """The id of the machine state where state i's string (i is inside one) has its DFA at d: what a plain
+        character leads to. A new one is numbered with i's string and DFA (their string-mode row is i's string's at
+        d), not asked of the machine again (string_content, and the string's stack at d=0 hashed to find its rows)."""
+        state = self.machine.with_string_state(self.states[i], d)
+        j = self._ids.get(state)
+        if j is not None:
+            return j
+        dfa, at = self._content[i]
+        self._content[len(self.states)] = (dfa, d)  # before id_of, which asks _content_at
+        j = LazyDense.id_of(self, state)
+        self._grow_arrays()
+        if self.compiled:
+            self._enter[j] = self._enter[i] - at + d
+        return j
+
+    def _grow_arrays(self) -> None:
+        """Where the table grew (LazyDense.id_of): the per-state arrays grow with it."""
+        if len(self._loops_known) < len(self._expanded):
+            grow = len(self._expanded) - len(self._loops_known)
+            self._loops = np.concatenate([self._loops, np.zeros((grow, self._n_words), dtype=np.uint64)])
+            self._loops_known = np.concatenate([self._loops_known, np.zeros(grow, dtype=bool)])
+            self._enter = np.concatenate([self._enter, np.full(grow, -1, dtype=np.int64)])
+            self._total = np.concatenate([self._total, np.zeros(grow, dtype=bool)])
+            self._quiet = np.concatenate([self._quiet, np.zeros(grow, dtype=bool)])
 
     def mask(self, i: int) -> tuple[np.ndarray, int]:
         """The allowed tokens at state i, and the trie nodes looked at."""
@@ -197,6 +218,8 @@ class TrieDense(LazyDense):
     def _fill(self, cur: np.ndarray, cls: np.ndarray) -> None:
         if self._rows_of is not None:  # a pattern's DFA: whole rows, vectorised (LazyDense._fill, _expand_rows)
             return super()._fill(cur, cls)
+        if len(cur) <= _FEW_PENDING:
+            return self._fill_few(cur.tolist(), cls.tolist())
         states, classes = self._cells(cur, cls)
         ids = distinct(states)
         # A state inside a string or key: its cells from the DFA's (a walk asks only for a backslash's or
@@ -218,6 +241,32 @@ class TrieDense(LazyDense):
             if len(busy):
                 self._expand(busy)
 
+    def _fill_one(self, i: int, c: int) -> None:
+        if self._rows_of is not None:
+            return super()._fill_one(i, c)
+        self._fill_few([i], [c])
+
+    def _fill_few(self, cur: list, cls: list) -> None:
+        """_fill for a round of few pending nodes (most rounds, and every step of a token's advance), the same
+        cells in the same order, in Python lists: on a handful of cells NumPy's cost per call is most of the work."""
+        cells = sorted(set(zip(cur, cls)))
+        if self.compiled:
+            enter = self._enter
+            inside = [enter[i] >= 0 for i, _ in cells]
+        else:
+            inside = [self._content_at(i) is not None for i, _ in cells]
+        if any(inside):
+            strings = [cell for cell, x in zip(cells, inside) if x]
+            self._string_cells([i for i, _ in strings], [c for _, c in strings])
+            cells = [cell for cell, x in zip(cells, inside) if not x]
+        last = -1
+        for i, _ in cells:  # the states, in order, once each
+            if i != last:
+                last = i
+                if not self._expanded[i] and i not in self._hinted and self._content_at(i) is None:
+                    self._apply_hints(i)
+        self._fill_cell_list(cells)
+
     def _inside(self, states: np.ndarray) -> np.ndarray:
         """Over `states`: whether each is inside a string or key (compiled, id_of has numbered its
         string-mode row already)."""
@@ -238,7 +287,7 @@ class TrieDense(LazyDense):
             strings.rows(np.array([at]))
             d = int(strings.lex[at, c])
             if 0 <= d < strings.content_states:
-                nxt = self.id_of(self.machine.with_string_state(self.states[i], d))
+                nxt = self._string_state(i, d)
             elif d == -1:
                 nxt = -1
             else:  # the backslash, the quote (also into free text's escape rows: the machine's own step, here)
@@ -284,11 +333,9 @@ class TrieDense(LazyDense):
         strings = self._strings.content(dfa)
         strings.rows(np.array([at]))
         lex = strings.lex[at]
-        stack = self.states[i]
         plain = (lex >= 0) & (lex < strings.content_states)
         targets = np.unique(lex[plain])
-        ids = np.array([self.id_of(self.machine.with_string_state(stack, int(d))) for d in targets.tolist()],
-                       dtype=np.int32)
+        ids = np.array([self._string_state(i, d) for d in targets.tolist()], dtype=np.int32)
         row = np.full(len(lex), -1, dtype=np.int32)
         row[plain] = ids[np.searchsorted(targets, lex[plain])]
         # The quote, the backslash (also where string mode reads the escape itself: free text's escape rows)

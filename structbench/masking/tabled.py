@@ -426,7 +426,7 @@ class LazyDense:
         c = bisect.bisect_right(self._bounds, ord(ch)) - 1
         nxt = int(self._trans[i, c])
         if nxt == self.UNEXPANDED:
-            self._fill(np.array([i]), np.array([c]))
+            self._fill_one(i, c)
             nxt = int(self._trans[i, c])
         return None if nxt < 0 else nxt
 
@@ -493,6 +493,10 @@ class LazyDense:
                 self._expand(hinted)
         self._fill_cells(states, classes)
 
+    def _fill_one(self, i: int, c: int) -> None:
+        """_fill of the one cell (i, c): a token's advance."""
+        self._fill(np.array([i]), np.array([c]))
+
     def _cells(self, cur: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The distinct cells among (cur[k], cls[k]), ordered by state: (states, classes)."""
         if len(cur) == 1:  # a token's advance asks for one cell
@@ -513,6 +517,17 @@ class LazyDense:
             self._trans[i, c] = -1 if nxt is None else self.id_of(nxt)  # id_of may grow the table: index it anew
         if self.fuel is not None:  # the cells are facts whatever the budget says: a budget error leaves them right
             self.fuel.spend(steps_taken(self.machine) - before or len(states))
+
+    def _fill_cell_list(self, cells: list[tuple[int, int]]) -> None:
+        """_fill_cells over distinct (state, class) pairs in a list: the same steps and fuel, without arrays."""
+        trans = self._trans
+        todo = [(i, c) for i, c in cells if trans[i, c] == self.UNEXPANDED]
+        before = steps_taken(self.machine)
+        for i, c in todo:
+            nxt = self._step_class(i, c)
+            self._trans[i, c] = -1 if nxt is None else self.id_of(nxt)  # id_of may grow the table: index it anew
+        if self.fuel is not None:
+            self.fuel.spend(steps_taken(self.machine) - before or len(cells))
 
     def _expand(self, ids) -> None:
         if self._rows_of is not None:
