@@ -356,9 +356,8 @@ class TrieDense(LazyDense):
             if self._loops_known[i]:
                 return
             row = self._trans[i]
-            looping = row == i
-            if looping.any():
-                self._loops[i] = trie_walk.bool_bits(looping, self._n_words)
+            if i in row:  # (C's any, not ndarray.any's Python wrapper: most rows loop on nothing)
+                self._loops[i] = trie_walk.bool_bits(row == i, self._n_words)
                 self._total[i] = total = self._reads_plain_runs(self._loops[i])
                 if total:  # asked only where the state reads any plain run
                     self._quiet[i] = self._refuses_controls(row)

@@ -540,7 +540,7 @@ class LazyDense:
             before = steps_taken(self.machine)
             row = self._trans[i].copy()
             self._settle_by_hints(i, row)
-            for k in np.flatnonzero(row == self.UNEXPANDED).tolist():
+            for k in (row == self.UNEXPANDED).nonzero()[0].tolist():
                 nxt = self._step_class(i, k)
                 row[k] = -1 if nxt is None else self.id_of(nxt)
             if self.fuel is not None:  # after the row: a row is all or nothing, so a budget error leaves no half
@@ -743,6 +743,7 @@ def index_vocabulary(vocab: Vocabulary) -> None:
         index.below, index.run_end  # noqa: B018 - built now, untimed
         index.walk_buffers()
         trie_walk.trie_arrays(index.trie)
+        trie_walk.machine_modes(index.trie)
         trie_walk.warm_up()
 
 

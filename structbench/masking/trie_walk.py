@@ -351,6 +351,16 @@ def _first_round(trie) -> tuple[np.ndarray, ...]:
     return found
 
 
+def machine_modes(trie) -> np.ndarray:
+    """MACHINE once a trie node (as many as a round may set aside), kept on the tree and never written (the kernel
+    only reads modes; a read-only array would be another type to it, compiled again): a round of machine cells
+    alone takes its modes as a slice of it, not a new array."""
+    found = trie.__dict__.get("_machine_modes")
+    if found is None:
+        found = trie.__dict__["_machine_modes"] = np.full(trie.size, MACHINE, dtype=np.int64)
+    return found
+
+
 def class_bits(classes: np.ndarray, n_words: int) -> np.ndarray:
     """These classes as bits: class c at bit c % 64 of word c // 64."""
     on = np.zeros(n_words * 64, dtype=bool)
@@ -409,6 +419,7 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
     plain_jump = exit_next if refuses_controls else nonplain_next
     lo, hi, states, modes = _first_round(trie)
     states[0], modes[0] = start, mode
+    all_machine = machine_modes(trie)
     n_cov, total = 0, 0
     while True:
         trans, loops, known, enter = tables()
@@ -435,7 +446,7 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
         counts = np.bincount(kinds, minlength=4)
         if counts[NEED_CELL] == n_pend:  # machine cells alone (most rounds)
             fill(states, index.node_classes[lo])
-            modes = np.full(n_pend, MACHINE, dtype=np.int64)
+            modes = all_machine[:n_pend]
         else:
             cell = kinds == NEED_CELL
             if counts[NEED_CELL]:
