@@ -142,8 +142,7 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
         found = dfa.string_tables(codes, trie_walk.CLOSE, trie_walk.EXIT, cap)
     elif dfa.n_states * len(codes) <= _WHOLE_CELLS:
         lex = _dfa_lex_table(dfa, codes, plain)
-        run = _run_lengths(lex, plain, cap)
-        found = (lex, run, run > cap)  # total: no token is longer than cap
+        found = (lex, _run_lengths(lex, plain, cap), _reads_every_plain_run(lex, plain, cap))
     else:
         return None
     kept[key] = found
@@ -203,6 +202,24 @@ def _run_lengths(lex: np.ndarray, plain: np.ndarray, cap: int) -> np.ndarray:
     run[chained] = np.where(jump >= 0, cap + 1, total)  # still jumping: a loop
     return run
 
+
+
+def _reads_every_plain_run(lex: np.ndarray, plain: np.ndarray, cap: int) -> np.ndarray:
+    """total[d] for every state at once: no run of fewer than `cap` plain characters (no token is longer) leads from
+    d to a state that refuses some plain character, so the DFA reads every plain run a token holds, wherever it
+    goes. A run of one next state (run > cap) is one such state, but so is any state of a pattern searched for
+    (`[0-9a-f]{24}` unanchored: every character moves its count, none is refused), whose masks would otherwise
+    walk the whole prefix tree. Found backwards: the states that refuse one, then those one plain character
+    before them, to a fixed point or `cap` - 1 steps."""
+    rows = lex[:, plain]
+    bad = (rows < 0).any(axis=1)
+    targets = np.where(rows >= 0, rows, 0)
+    for _ in range(max(cap - 1, 0)):
+        worse = bad | (bad[targets] & (rows >= 0)).any(axis=1)
+        if (worse == bad).all():
+            break
+        bad = worse
+    return ~bad
 
 
 class StringRows:

@@ -230,6 +230,16 @@ def test_string_mode_takes_a_pattern_loop_whole(vocab, pattern):
     assert steps < size / 20, f"{steps} lookups for {size} nodes: the loop was walked node by node"
 
 
+@pytest.mark.parametrize("pattern", ["[a-f0-9]{24}", "[a-zA-Z0-9_-]{162}", "x[0-9]+y"])
+def test_string_mode_skips_plain_tokens_of_a_searched_pattern(vocab, pattern):
+    """Inside a pattern searched for (unanchored: no plain character is ever refused, each moves its progress), every
+    plain token is allowed at once and only tokens holding a quote, a backslash or a control character are walked:
+    exactly the checker's tokens, in far fewer lookups than the tree has nodes (it walked the whole tree before)."""
+    require_llama3(vocab)
+    steps, size = string_mask_against_checker(vocab, {"type": "string", "pattern": pattern}, '"ab1')
+    assert steps < size / 20, f"{steps} lookups for {size} nodes: plain tokens were walked"
+
+
 @pytest.mark.parametrize("name", ["free object", "strict object, maxLength", "pattern and format",
                                   "pattern keys, non-ASCII", "keys: prefixes, escaped, counted"])
 def test_checked_string_rows_are_the_checkers_steps(vocab, name):
@@ -409,13 +419,14 @@ def test_a_walk_stopped_midway_leaves_the_next_one_right(vocab):
     assert np.array_equal(got, expected)
 
 
-@pytest.mark.parametrize("name", ["maxLength", "pattern", "format", "keys"])
+@pytest.mark.parametrize("name", ["maxLength", "pattern", "format", "searched", "keys"])
 def test_whole_string_tables_are_the_rows_built_one_by_one(name):
     """String mode's tables built whole at once (one vectorised pass; a key's from its name tree) are the rows
     StringContent builds one DFA state at a time from the DFA's moves; run lengths included."""
     from structbench.masking import string_mode
     from structbench.regular.dfa import compile_pattern
     from structbench.regular.formats import format_dfa
+    from structbench.regular.search import search_dfa
 
     if name == "keys":
         checker = SchemaChecker(SCHEMAS["keys: prefixes, escaped, counted"][0], "any", "lesson")
@@ -438,7 +449,7 @@ def test_whole_string_tables_are_the_rows_built_one_by_one(name):
     else:
         bounds = machine_boundaries()
         dfa = reference = {"maxLength": compile_pattern(r"^[\s\S]{0,6}$"), "pattern": compile_pattern(r"^[A-Z]{2}-\d+$"),
-                           "format": format_dfa("date-time")}[name]
+                           "format": format_dfa("date-time"), "searched": search_dfa(r"[a-f0-9]{8}")}[name]
     cap = 40
     whole = string_mode.StringContent(dfa, bounds, cap)
     saved = string_mode._WHOLE_CELLS
@@ -458,6 +469,10 @@ def test_whole_string_tables_are_the_rows_built_one_by_one(name):
         assert whole.run.max() == 6
     if name == "keys":  # a key no name continues reads anything
         assert (whole.run > cap).any() and whole.total[:n].all() and not whole.total[n:].any()
+    if name == "searched":  # no character is refused anywhere, though each state has several next ones
+        assert whole.total.all() and (whole.run <= cap).any()
+    if name in ("pattern", "format"):  # a character refused within a token's reach: not claimed
+        assert not whole.total.all()
     plain = whole._plain
     for d in np.flatnonzero(whole.total).tolist():  # total: every run of plain characters as long as a token is read
         seen = {d}
