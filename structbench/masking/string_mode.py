@@ -203,7 +203,6 @@ def _run_lengths(lex: np.ndarray, plain: np.ndarray, cap: int) -> np.ndarray:
     return run
 
 
-
 def _reads_every_plain_run(lex: np.ndarray, plain: np.ndarray, cap: int) -> np.ndarray:
     """total[d] for every state at once: no run of fewer than `cap` plain characters (no token is longer) leads from
     d to a state that refuses some plain character, so the DFA reads every plain run a token holds, wherever it
