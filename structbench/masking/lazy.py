@@ -26,7 +26,6 @@ from structbench.masking.tabled import (
     _CONTROL,
     LazyDense,
     TabledConstraint,
-    distinct,
     machine_boundaries,
     pattern_boundaries,
     steps_taken,
@@ -37,7 +36,7 @@ _BUSY = 64  # pending nodes on one state in one round that make its whole row wo
 _WHOLE_ROWS = 1 << 18  # a pattern's DFA with up to this many (state, class) cells is tabled whole at compile time
 _FEW_VALUE = 16  # a value after a key's colon that may start with at most this many characters: its row at once
 _FEW = 8  # a state after a string's closing quote that may read at most this many characters: its row at once
-_FEW_PENDING = 32  # a round with at most this many pending nodes is filled in Python lists (TrieDense._fill_few)
+_FEW_PENDING = 32  # a round with at most this many pending nodes finds its distinct cells in Python (TrieDense._fill)
 
 
 class TrieDense(LazyDense):
@@ -90,9 +89,9 @@ class TrieDense(LazyDense):
         if j is not None:
             return j
         dfa, at = self._content[i]
-        self._content[len(self.states)] = (dfa, d)  # before id_of, which asks _content_at
-        j = LazyDense.id_of(self, state)
+        j = LazyDense.id_of(self, state)  # (TrieDense.id_of would ask the machine for what follows)
         self._grow_arrays()
+        self._content[j] = (dfa, d)
         if self.compiled:
             self._enter[j] = self._enter[i] - at + d
         return j
@@ -218,20 +217,12 @@ class TrieDense(LazyDense):
     def _fill(self, cur: np.ndarray, cls: np.ndarray) -> None:
         if self._rows_of is not None:  # a pattern's DFA: whole rows, vectorised (LazyDense._fill, _expand_rows)
             return super()._fill(cur, cls)
-        if len(cur) <= _FEW_PENDING:
-            return self._fill_few(cur.tolist(), cls.tolist())
-        states, classes = self._cells(cur, cls)
-        ids = distinct(states)
-        # A state inside a string or key: its cells from the DFA's (a walk asks only for a backslash's or
-        # a quote's, which the machine steps; a token's advance asks for plain characters too).
-        inside = self._inside(states)
-        if inside.any():
-            self._string_cells(states[inside].tolist(), classes[inside].tolist())
-            states, classes = states[~inside], classes[~inside]
-        for i in ids[~self._expanded[ids]].tolist():
-            if i not in self._hinted and self._content_at(i) is None:
-                self._apply_hints(i)
-        self._fill_cells(states, classes)
+        if len(cur) <= _FEW_PENDING:  # most rounds: on a handful of nodes NumPy's cost per call is most of the work
+            cells = sorted(set(zip(cur.tolist(), cls.tolist())))
+        else:
+            states, classes = self._cells(cur, cls)
+            cells = list(zip(states.tolist(), classes.tolist()))
+        self._fill_distinct(cells)
         # A state many nodes wait on is worth its whole row: once its loops are known, the walk takes the
         # subtrees it loops on whole (a free string's content).
         if len(cur) >= _BUSY:
@@ -244,13 +235,13 @@ class TrieDense(LazyDense):
     def _fill_one(self, i: int, c: int) -> None:
         if self._rows_of is not None:
             return super()._fill_one(i, c)
-        self._fill_few([i], [c])
+        self._fill_distinct([(i, c)])
 
-    def _fill_few(self, cur: list, cls: list) -> None:
-        """_fill for a round of few pending nodes (most rounds, and every step of a token's advance), the same
-        cells in the same order, in Python lists: on a handful of cells NumPy's cost per call is most of the work."""
-        cells = sorted(set(zip(cur, cls)))
-        if self.compiled:
+    def _fill_distinct(self, cells: list[tuple[int, int]]) -> None:
+        """The distinct cells (state, class), ordered by state: a state inside a string or key has its cells from
+        the DFA's (a walk asks only for a backslash's or a quote's, which the machine steps; a token's advance asks
+        for plain characters too); any other has its hints applied once, then its cells stepped."""
+        if self.compiled:  # id_of has numbered the string-mode row of every state inside one
             enter = self._enter
             inside = [enter[i] >= 0 for i, _ in cells]
         else:
@@ -265,14 +256,7 @@ class TrieDense(LazyDense):
                 last = i
                 if not self._expanded[i] and i not in self._hinted and self._content_at(i) is None:
                     self._apply_hints(i)
-        self._fill_cell_list(cells)
-
-    def _inside(self, states: np.ndarray) -> np.ndarray:
-        """Over `states`: whether each is inside a string or key (compiled, id_of has numbered its
-        string-mode row already)."""
-        if self.compiled:
-            return self._enter[states] >= 0
-        return np.array([self._content_at(i) is not None for i in states.tolist()], dtype=bool)
+        self._fill_cells(cells)
 
     def _string_cells(self, cur: list, cls: list) -> None:
         """The distinct cells (cur[k], cls[k]) of states inside a string or key: a plain character's is the

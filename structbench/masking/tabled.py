@@ -491,7 +491,7 @@ class LazyDense:
             hinted = [i for i in distinct(states).tolist() if not self._expanded[i] and self._hints_of(i)[0] is not None]
             if hinted:
                 self._expand(hinted)
-        self._fill_cells(states, classes)
+        self._fill_cells(list(zip(states.tolist(), classes.tolist())))
 
     def _fill_one(self, i: int, c: int) -> None:
         """_fill of the one cell (i, c): a token's advance."""
@@ -507,26 +507,16 @@ class LazyDense:
         keys = distinct(keys)  # np.unique's result, at half its overhead on the few cells a round has
         return keys // n, keys % n
 
-    def _fill_cells(self, states: np.ndarray, classes: np.ndarray) -> None:
-        """Step the distinct cells (states[k], classes[k]) that are still unknown (the rest are skipped in one
-        gather: most cells a walk asks for are settled by hints or rows computed on the way)."""
-        todo = self._trans[states, classes] == self.UNEXPANDED
-        before = steps_taken(self.machine)
-        for i, c in zip(states[todo].tolist(), classes[todo].tolist()):
-            nxt = self._step_class(i, c)
-            self._trans[i, c] = -1 if nxt is None else self.id_of(nxt)  # id_of may grow the table: index it anew
-        if self.fuel is not None:  # the cells are facts whatever the budget says: a budget error leaves them right
-            self.fuel.spend(steps_taken(self.machine) - before or len(states))
-
-    def _fill_cell_list(self, cells: list[tuple[int, int]]) -> None:
-        """_fill_cells over distinct (state, class) pairs in a list: the same steps and fuel, without arrays."""
+    def _fill_cells(self, cells: list[tuple[int, int]]) -> None:
+        """Step the distinct cells (state, class) that are still unknown (most cells a walk asks for are settled by
+        hints or rows computed on the way)."""
         trans = self._trans
         todo = [(i, c) for i, c in cells if trans[i, c] == self.UNEXPANDED]
         before = steps_taken(self.machine)
         for i, c in todo:
             nxt = self._step_class(i, c)
             self._trans[i, c] = -1 if nxt is None else self.id_of(nxt)  # id_of may grow the table: index it anew
-        if self.fuel is not None:
+        if self.fuel is not None:  # the cells are facts whatever the budget says: a budget error leaves them right
             self.fuel.spend(steps_taken(self.machine) - before or len(cells))
 
     def _expand(self, ids) -> None:
