@@ -13,6 +13,7 @@ frames.py      the checker's stack: Frame, Kind, Phase, whitespace places
 strings.py     JSON string text: escapes, surrogate pairs, content DFA
 keys.py        object keys (checker mixin)
 key_trie.py    a key's plain characters as a DFA (the names it may become), for the lazy strategy's string mode
+key_patterns.py the same where patterns or propertyNames check keys: the names crossed with those DFAs
 checker.py     SchemaChecker, the pushdown automaton
 """
 

@@ -119,6 +119,7 @@ class SchemaChecker(ObjectKeys):
         self._key_indexes: dict = {}  # node id -> its property names sorted, and their children (ObjectKeys)
         self._key_tries: dict = {}  # key context (its frame, text "") -> the DFA of its plain characters (ObjectKeys)
         self._trie_of_top: dict = {}  # a key's frame -> key_trie's answer for it
+        self._key_states: dict = {}  # object node id -> its keys' product of names and key DFAs (ObjectKeys)
         self._name_trees: dict = {}  # (node id, names, None for all) -> that DFA, shared by contexts (ObjectKeys)
         self._starts: dict = {}  # node id -> the first characters of its values (may_read)
         self._number_reads: dict = {}  # (node id, number DFA state) -> the characters the DFA moves on (may_read)
@@ -372,7 +373,7 @@ class SchemaChecker(ObjectKeys):
             return dfa, top.at
         if top.kind == OBJECT and top.phase == KEY:
             trie = self.key_trie(top)
-            at = None if trie is None else trie.state_of.get(top.text)
+            at = None if trie is None else trie.at(top)
             return None if at is None else (trie, at)
         return None
 
@@ -381,8 +382,8 @@ class SchemaChecker(ObjectKeys):
         top = stack[-1]
         if top.kind == STRING:
             return stack if top.at == at else stack[:-1] + (top._replace(at=at),)
-        text = self.key_trie(top).texts[at]
-        return stack if top.text == text else stack[:-1] + (top._replace(text=text),)
+        frame = self.key_trie(top).frame_at(top, at)
+        return stack if frame is top else stack[:-1] + (frame,)
 
     def mask_key(self, stack: Stack, reach) -> tuple:
         """A key for the stack's mask (structbench.masking.shared_masks): stacks with equal keys allow the same

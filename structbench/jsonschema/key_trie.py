@@ -54,6 +54,15 @@ class KeyTrie:
             frozenset(self.state_of[name] for name in names)
         self._edges = (np.array(src, dtype=np.int64), np.array(chars, dtype=np.int64), np.array(dst, dtype=np.int32))
 
+    def at(self, top) -> int | None:
+        """The state of a key frame (its text), or None."""
+        return self.state_of.get(top.text)
+
+    def frame_at(self, top, d: int):
+        """The key frame `top` at state d."""
+        text = self.texts[d]
+        return top if top.text == text else top._replace(text=text)
+
     @property
     def n_states(self) -> int:
         """The DFA's states: the name prefixes and `other`, then (where other keys may come) the escape's."""

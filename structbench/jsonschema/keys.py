@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import bisect
 
+import numpy as np
+
 from structbench.jsonschema.frames import AFTER_VALUE, COLON, KEY, Frame, Stack
+from structbench.jsonschema.key_patterns import KeyPatternDFA, KeyPatternStates
 from structbench.jsonschema.key_trie import KeyTrie
 from structbench.jsonschema.strings import (
     ANY_CHAR,
@@ -285,10 +288,12 @@ class ObjectKeys:
         return frame.count + 1 < node.min_props or any(not self._is_property(frame.node, k) for k in frame.seen)
 
     def key_trie(self, top: Frame):
-        """The DFA of a key's plain characters in this key context (structbench.jsonschema.key_trie), or None
-        where the key's text is not all its state: pattern or propertyNames DFAs, distinct keys, or an object
-        that tracks no names (its keys loop on one state already). Where other keys may come, one for every key
-        of the object; else one per set of names that may come."""
+        """The DFA of a key's plain characters in this key context, or None where its state is more than that DFA's:
+        a tree of the names the key may become (structbench.jsonschema.key_trie), or with pattern or propertyNames
+        DFAs that tree crossed with them (structbench.jsonschema.key_patterns). None for distinct keys, an object
+        that tracks no names and checks no key (its keys loop on one state already), keys checked by DFAs where no
+        other key may come, and a product too big. Where other keys may come and no DFA checks them, one tree for
+        every key of the object; else one DFA per context (the names that may come)."""
         known = self._trie_of_top.get(top, False)  # asked two or three times per key state (string_content, ...)
         if known is not False:
             return known
@@ -297,7 +302,11 @@ class ObjectKeys:
 
     def _key_trie(self, top: Frame):
         node = self.nodes[top.node]
-        if not node.tracks_keys or self._key_dfas(node) or self._distinct(top):
+        if self._distinct(top):
+            return None
+        if self._key_dfas(node):
+            return self._key_pattern_dfa(top) if self._others_allowed(top) else None
+        if not node.tracks_keys:
             return None
         context = top._replace(text="")
         found = self._key_tries.get(context)
@@ -309,6 +318,57 @@ class ObjectKeys:
                     self._key_index(top.node)[0] if names is None else names, OTHER if names is None else None)
             self._key_tries[context] = found
         return found
+
+    def _key_pattern_dfa(self, top: Frame):
+        """The key DFA of a context where key DFAs check keys and other keys may come: the object's product of
+        names and DFAs (KeyPatternStates, once per object), its live states and ends told by the names that may
+        still come (keys._key_live, _key_end: a name prefix is live while some name that may come continues it,
+        any state while some DFA is alive, or anywhere where additionalProperties takes the key)."""
+        node = self.nodes[top.node]
+        dfas = self._key_dfas(node)
+        context = top._replace(text="", ks=tuple(d.start for d in dfas))
+        found = self._key_tries.get(context, False)
+        if found is not False:
+            return found
+        shared = self._key_states.get(top.node, False)
+        if shared is False:
+            shared = self._key_states[top.node] = self._shared_key_dfa(top.node, dfas)
+        found = None
+        if shared is not None:
+            states = shared.states
+            named = np.zeros(states.n_states, dtype=bool)  # the names that may come, where their text ends
+            named[[states.name_end[name] for name in self._available(top)]] = True
+            n = len(states.texts)
+            below = np.concatenate([[0], np.cumsum(named[:n])])  # preorder: a prefix's subtree is one run of it
+            live = shared.alive.copy()
+            live[:n] |= below[np.arange(n) + states.size] > below[:n]
+            found = shared if (live == shared.live).all() else KeyPatternDFA(states, live, shared=shared)
+        self._key_tries[context] = found
+        return found
+
+    def _shared_key_dfa(self, node_id: int, dfas):
+        """An object's KeyPatternDFA shared by its keys' contexts (every name prefix live), None where the product
+        is too big. `alive` on it: the states where the key can still be some other key."""
+        node = self.nodes[node_id]
+        states = KeyPatternStates(self._key_index(node_id)[0] if node.tracks_keys else (), dfas,
+                                  OTHER if node.tracks_keys else "")
+        if not states.complete:
+            return None
+        ks = states.ks_array
+        if node.key_dfa is not None:
+            alive, ends = ks[:, 0] >= 0, np.isin(ks[:, 0], list(node.key_dfa.accepting))
+        elif node.additional is not None:
+            alive = ends = np.ones(states.n_states, dtype=bool)
+        else:
+            alive = (ks >= 0).any(axis=1)
+            ends = np.zeros(states.n_states, dtype=bool)
+            for i, (dfa, _) in enumerate(node.patterns):
+                ends |= np.isin(ks[:, i], list(dfa.accepting))
+        live = alive.copy()
+        live[:len(states.texts)] = True  # some name continues every prefix
+        named = np.zeros(states.n_states, dtype=bool)
+        named[list(states.name_end.values())] = True
+        return KeyPatternDFA(states, live, may_end=live & (ends | named), alive=alive)
 
     def _key_open(self, top: Frame) -> Frame:
         """The frame after a key's opening quote."""

@@ -267,10 +267,8 @@ class TrieDense(LazyDense):
             if self._trans[i, c] != self.UNEXPANDED:
                 continue
             dfa, at = self._content_at(i)
-            strings = self._strings.content(dfa)
-            strings.rows(np.array([at]))
-            d = int(strings.lex[at, c])
-            if 0 <= d < strings.content_states:
+            d = int(self._strings.lex_of(dfa, at)[c])
+            if 0 <= d < self._strings.content(dfa).content_states:
                 nxt = self._string_state(i, d)
             elif d == -1:
                 nxt = -1
@@ -314,16 +312,15 @@ class TrieDense(LazyDense):
         step a class); control characters are refused, and the quote where the DFA does not accept; the quote
         and the backslash otherwise are the machine's steps."""
         before = steps_taken(self.machine)
-        strings = self._strings.content(dfa)
-        strings.rows(np.array([at]))
-        lex = strings.lex[at]
-        plain = (lex >= 0) & (lex < strings.content_states)
+        lex = self._strings.lex_of(dfa, at)
+        content_states = self._strings.content(dfa).content_states
+        plain = (lex >= 0) & (lex < content_states)
         targets = np.unique(lex[plain])
         ids = np.array([self._string_state(i, d) for d in targets.tolist()], dtype=np.int32)
         row = np.full(len(lex), -1, dtype=np.int32)
         row[plain] = ids[np.searchsorted(targets, lex[plain])]
         # The quote, the backslash (also where string mode reads the escape itself: free text's escape rows)
-        stepped = (lex == trie_walk.EXIT) | (lex == trie_walk.CLOSE) | (lex >= strings.content_states)
+        stepped = (lex == trie_walk.EXIT) | (lex == trie_walk.CLOSE) | (lex >= content_states)
         for c in np.flatnonzero(stepped).tolist():
             nxt = self._step_class(i, c)
             row[c] = -1 if nxt is None else self.id_of(nxt)

@@ -47,6 +47,7 @@ class StringContent:
         codes = np.asarray(boundaries, dtype=np.int64)
         self._codes = codes
         self._plain, self._quote, self._backslash, _ = json_classes(codes)
+        self._touched: list[int] = []  # states whose row or run was made since `touched` was last asked
         whole = _whole_tables(dfa, codes, self._plain, cap)
         if whole is not None:
             self.lex, self.run, self.total = whole
@@ -56,6 +57,12 @@ class StringContent:
         self._accepting[list(dfa.accepting)] = True
         self.lex = np.full((dfa.n_states, len(codes)), trie_walk.UNKNOWN, dtype=np.int32)
         self.run = np.full(dfa.n_states, -1, dtype=np.int64)
+
+    def touched(self) -> np.ndarray:
+        """The states whose row or run was made since the last call (a DFA built by rows), once each."""
+        found = np.unique(np.array(self._touched, dtype=np.int64))
+        self._touched.clear()
+        return found
 
     def rows(self, ds: np.ndarray) -> None:
         for d in ds.tolist():
@@ -99,6 +106,7 @@ class StringContent:
         row[self._quote] = trie_walk.CLOSE if self._accepting[d] else -1
         row[self._backslash] = trie_walk.EXIT if dfa_live_on(self.dfa, d, _ESCAPABLE) else -1
         self.lex[d] = row
+        self._touched.append(d)
 
     def _run(self, d: int) -> None:
         """run[d]: plain characters the DFA surely takes in a row from d: a chain of states each sending every
@@ -122,6 +130,7 @@ class StringContent:
         for state in reversed(chain):
             tail = min(tail + 1, 1 << 40)
             self.run[state] = tail
+        self._touched.extend(chain)
 
 
 
@@ -140,6 +149,9 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
         return found
     if hasattr(dfa, "string_tables"):  # a key's DFA: its own tables
         found = dfa.string_tables(codes, trie_walk.CLOSE, trie_walk.EXIT, cap)
+    elif hasattr(dfa, "string_table"):  # a key checked by DFAs (structbench.jsonschema.key_patterns): its own table
+        lex = dfa.string_table(codes, trie_walk.CLOSE, trie_walk.EXIT)
+        found = (lex, _run_lengths(lex, plain, cap), _reads_every_plain_run(lex, plain, cap))
     elif dfa.n_states * len(codes) <= _WHOLE_CELLS:
         lex = _dfa_lex_table(dfa, codes, plain)
         found = (lex, _run_lengths(lex, plain, cap), _reads_every_plain_run(lex, plain, cap))
@@ -245,26 +257,37 @@ class StringRows:
         self.exits = np.full(128, trie_walk.UNKNOWN, dtype=np.int64)
         self.closes = np.full(128, trie_walk.UNKNOWN, dtype=np.int64)
         self._lex_used = self._rows_used = 0
-        self._dfas: dict[int, tuple[StringContent, int]] = {}  # id(dfa) -> its tables, their first row in lex
+        self._dfas: dict[int, tuple] = {}  # id(dfa) -> its tables, their first row in lex, its own rows (_dfa)
+        self._kept: list = []  # DFAs that share another's tables, kept alive while their ids are keys
         self._strings: dict = {}  # (id(dfa), stack at d=0) -> the string's first row
         self._bases: list[int] = []  # per string, in row order: its first row, and (tables, first lex row, stack)
         self._owners: list[tuple] = []
 
     def content(self, dfa) -> StringContent:
-        """The DFA's tables (made, and stacked into `lex`, on first need)."""
+        """The DFA's tables (made, and stacked into `lex`, on first need); a DFA that shares another's table
+        (`shared`: a key's context, structbench.jsonschema.key_patterns) has that one's."""
         return self._dfa(dfa)[0]
+
+    def lex_of(self, dfa, d: int) -> np.ndarray:
+        """DFA state d's row of its table (built if it was not), the DFA's own where it overrides a shared table."""
+        content, _, own = self._dfa(dfa)
+        content.rows(np.array([d]))
+        at = own[2].get(d) if own is not None else None
+        return content.lex[d] if at is None else self.lex[at]
 
     def row(self, dfa, stack, d: int) -> int:
         """The row of DFA state d of the string `stack` is in (`stack` given at d=0), registered on first need."""
         key = (id(dfa), stack)
         base = self._strings.get(key)
         if base is None:
-            content, first = self._dfa(dfa)
+            content, first, own = self._dfa(dfa)
             n = dfa.n_states
             base = self._strings[key] = self._rows_used
             self._rows_used += n
             self._reserve_rows(self._rows_used)
             self.lex_row[base:base + n] = first + np.arange(n)
+            if own is not None:  # a context's own rows, where they differ from the shared table's
+                self.lex_row[base + own[0]] = own[1]
             self.base[base:base + n] = base
             self._bases.append(base)
             self._owners.append((content, first, stack))
@@ -278,15 +301,18 @@ class StringRows:
             content.rows(np.array([r - int(self.base[r])]))
             made[first] = content
         for first, content in made.items():  # a row's run may have followed a chain through others: copy them all
-            n = content.dfa.n_states
-            self.lex[first:first + n] = content.lex
-            self.run[first:first + n] = content.run  # `total` stays False: not claimed for a DFA built by rows
-            self._note_loops(first, content.lex)
+            states = content.touched()
+            self.lex[first + states] = content.lex[states]
+            self.run[first + states] = content.run[states]  # `total` stays False: not claimed for a DFA built by rows
+            looping = content.lex[states] == states[:, None]
+            if looping.any():
+                self.loops[first + states] = trie_walk.bool_bits_rows(looping, self.plain.shape[0])
 
     def counted(self, r: int) -> int:
-        """StringContent.counted at row r's DFA state."""
-        content, _, _ = self._owner(r)
-        return content.counted(r - int(self.base[r]))
+        """StringContent.counted at row r's DFA state (0, claiming nothing, where a context overrides its row)."""
+        content, first, _ = self._owner(r)
+        d = r - int(self.base[r])
+        return content.counted(d) if self.lex_row[r] == first + d else 0
 
     def exits_for(self, rows: list[int]) -> None:
         for r in rows:
@@ -301,24 +327,42 @@ class StringRows:
     def _owner(self, r: int) -> tuple:
         return self._owners[bisect.bisect_right(self._bases, r) - 1]
 
-    def _dfa(self, dfa) -> tuple[StringContent, int]:
+    def _dfa(self, dfa) -> tuple:
+        """(the DFA's tables, their first row in `lex`, and its own rows or None): for a DFA that shares another's
+        table, (its states, their rows in `lex`, {state: row}) where its rows differ (`overrides`: moves refused)."""
         found = self._dfas.get(id(dfa))
-        if found is None:
-            content = StringContent(dfa, self.boundaries, self._depth())
-            first = self._lex_used
-            self._lex_used += dfa.n_states
-            if self._lex_used > len(self.lex):
-                size = max(self._lex_used, 2 * len(self.lex))
-                self.lex = _grown(self.lex, size, -1)
-                self.run = _grown(self.run, size, 0)
-                self.total = _grown(self.total, size, False)
-                self.loops = _grown(self.loops, size, 0)
-            self.lex[first:self._lex_used] = content.lex
-            self.run[first:self._lex_used] = content.run
-            self.total[first:self._lex_used] = content.total
-            self._note_loops(first, content.lex)
-            found = self._dfas[id(dfa)] = (content, first)  # content keeps dfa alive: its id stays its own
+        if found is not None:
+            return found
+        shared = getattr(dfa, "shared", None)
+        if shared is not None:
+            content, first, _ = self._dfa(shared)
+            ds, rows = dfa.overrides(content.lex)
+            at = self._stack(rows, content.run[ds] * 0, np.zeros(len(ds), dtype=bool))  # (claims nothing)
+            self.loops[at:at + len(ds)] = self.loops[first + ds]  # (a refused move was no loop)
+            own = (ds, np.arange(at, at + len(ds)), dict(zip(ds.tolist(), range(at, at + len(ds)))))
+            found = self._dfas[id(dfa)] = (content, first, own)
+            self._kept.append(dfa)  # its id stays its own
+            return found
+        content = StringContent(dfa, self.boundaries, self._depth())
+        first = self._stack(content.lex, content.run, content.total)
+        self._note_loops(first, content.lex)
+        found = self._dfas[id(dfa)] = (content, first, None)  # content keeps dfa alive: its id stays its own
         return found
+
+    def _stack(self, lex: np.ndarray, run: np.ndarray, total: np.ndarray) -> int:
+        """Rows appended to `lex` (and run, total), growing the arrays by doubling: where they start."""
+        first = self._lex_used
+        self._lex_used += len(lex)
+        if self._lex_used > len(self.lex):
+            size = max(self._lex_used, 2 * len(self.lex))
+            self.lex = _grown(self.lex, size, -1)
+            self.run = _grown(self.run, size, 0)
+            self.total = _grown(self.total, size, False)
+            self.loops = _grown(self.loops, size, 0)
+        self.lex[first:self._lex_used] = lex
+        self.run[first:self._lex_used] = run
+        self.total[first:self._lex_used] = total
+        return first
 
     def _note_loops(self, first: int, lex: np.ndarray) -> None:
         """loops[first:first + len(lex)] from a DFA's table: per DFA state, the classes whose character leaves it

@@ -47,6 +47,23 @@ SCHEMAS = {
                                  "properties": {"café": {"type": "string", "maxLength": 40}},
                                  "additionalProperties": False},
                                 {"café": "naïve crème brûlée", "x-note": "q\"uote\\d \u00e9"}),
+    # Keys checked by patterns or propertyNames: read by their product with the name tree (key_patterns), whose
+    # contexts differ in the names used so far (the instance uses names that share prefixes with others).
+    "pattern keys and used names": ({"type": "object", "additionalProperties": False, "properties": {
+        "abc": {"type": "integer"}, "abd": {"type": "integer"}, "ab_fixed": {"type": "null"}, "x1": {"type": "boolean"}},
+        "patternProperties": {"^ab_[a-z]{2}$": {"type": "integer"}, "^x[0-9]{2,}$": {"type": "string"}}},
+        {"abc": 1, "ab_zz": 3, "x12": "s", "abd": 2, "x1": True, "ab_fixed": None}),
+    "pattern keys only": ({"type": "object", "additionalProperties": False,
+                           "patternProperties": {"^[a-c]+$": {"type": "integer"}, "^c": {"type": "number"}}},
+                          {"abc": 1, "cab": 2, "c": 3, "caé": 0.5}),
+    "pattern keys, other keys taken": ({"type": "object", "properties": {"name": {"type": "string"}},
+                                        "patternProperties": {"^n_": {"type": "integer"}},
+                                        "additionalProperties": {"type": "string"}},
+                                       {"name": "a", "n_x": 1, "other": "o", "n": "p"}),
+    "property names": ({"type": "object", "propertyNames": {"pattern": "^[a-z]+$", "maxLength": 6},
+                        "properties": {"alpha": {"type": "integer"}, "alphabet": {"type": "integer"}},
+                        "additionalProperties": {"type": "string"}},
+                       {"alpha": 1, "beta": "b", "zeta": "z"}),
     "keys: prefixes, escaped, counted": ({"type": "object", "maxProperties": 5, "additionalProperties": {"type": "integer"},
                                          "properties": {"naïve": {"type": "integer"}, "name": {"type": "string"},
                                                         "nam": {"type": "null"}, "a\"b": {"type": "boolean"}}},
@@ -241,7 +258,9 @@ def test_string_mode_skips_plain_tokens_of_a_searched_pattern(vocab, pattern):
 
 
 @pytest.mark.parametrize("name", ["free object", "strict object, maxLength", "pattern and format",
-                                  "pattern keys, non-ASCII", "keys: prefixes, escaped, counted"])
+                                  "pattern keys, non-ASCII", "keys: prefixes, escaped, counted",
+                                  "pattern keys and used names", "pattern keys only", "pattern keys, other keys taken",
+                                  "property names"])
 def test_checked_string_rows_are_the_checkers_steps(vocab, name):
     """A row inside a checked string or a key comes from its DFA (one machine state per next DFA state, the quote
     only where the DFA accepts; a key's DFA is the prefix tree of the names it may become): on every class it is
@@ -261,6 +280,41 @@ def test_checked_string_rows_are_the_checkers_steps(vocab, name):
             want = checker.step(plain.states[i], rep)
             got = int(dense._trans[j, c])
             assert (got == -1) if want is None else dense.states[got] == want, (plain.states[i][-1], repr(rep))
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "fallback"])
+def test_pattern_keys_refuse_what_only_a_used_name_continues(vocab, compiled):
+    """A key checked by patterns is read by the product of its names and patterns, one table for the object's keys;
+    a later key's context has rows of its own where only a used name went on: after "abc" is used, "abc" is refused
+    in the next key while "abd" and "ab_..." (a pattern) are not, in the rows and in the masks (against
+    LazyDense's token walk), and the state is read in string mode."""
+    require_llama3(vocab)
+    if compiled and not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    schema, _ = SCHEMAS["pattern keys and used names"]
+    checker = SchemaChecker(schema, "any", "compact")
+    bounds = machine_boundaries(checker.special_chars())
+    trie, plain = TrieDense(checker, bounds, vocab), LazyDense(SchemaChecker(schema, "any", "compact"), bounds, vocab)
+    trie.compiled = compiled
+    for prefix, refused, allowed in [('{"ab', "", "cd_"), ('{"abc":1,"ab', "c", "d_"), ('{"abc":1,"abd":2,"ab', "cd", "_"),
+                                     ('{"x1":true,"x', "", "12"), ('{"x1":true,"x1', "", "2")]:
+        stack = checker.feed(checker.start(), prefix)
+        content = checker.string_content(stack)
+        assert content is not None and type(content[0]).__name__ == "KeyPatternDFA", prefix
+        i = trie.id_of(stack)
+        for ch in refused:
+            assert checker.step(stack, ch) is None, (prefix, ch)
+        for ch in allowed:
+            assert checker.step(stack, ch) is not None, (prefix, ch)
+        trie._expand([i])
+        for c, rep in enumerate(trie.reps):
+            want = checker.step(stack, rep)
+            got = int(trie._trans[i, c])
+            assert (got == -1) if want is None else trie.states[got] == want, (prefix, repr(rep))
+        expected, _ = plain.mask(plain.id_of(stack))
+        got, _ = trie.mask(i)
+        assert np.array_equal(got, expected), (prefix, np.flatnonzero(got != expected)[:10])
+        assert {vocab.tokens[t] for t in np.flatnonzero(expected)} >= {ch for ch in allowed}
 
 
 @pytest.mark.parametrize("name, prefix", [("free object", '{"'), ("keys: prefixes, escaped, counted", '{"'),

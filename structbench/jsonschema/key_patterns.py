@@ -1,0 +1,230 @@
+"""A key checked by key DFAs (patternProperties, propertyNames) as a DFA, for the lazy strategy's string mode.
+
+Where DFAs check an object's keys, a key's state is its text as far as it matters (a prefix of some property
+name, or `other` once none continues it; keys.py) together with each key DFA's state: the product of the name
+tree (key_trie.py) and the DFAs. Without it, every character of such a key is a checker step in a mask's walk
+(Snowplow's events: some 130 property names and two patterns, a few milliseconds a key mask).
+
+The product's states are found once per object (:class:`KeyPatternStates`): every name prefix with the DFA states
+its text leads to, then every combination of DFA states a key no name continues reaches. Which name prefixes are
+live depends on the key's context (the object's used keys and count decide the names that may still come), so an
+object's contexts share one table (:class:`KeyPatternDFA`, every prefix live) and each context has rows of its own
+only where a move leads to a prefix dead in it: the parents of the names used so far.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from structbench.regular.charsets import MAX_CODE_POINT, json_classes
+
+MAX_STATES = 4096  # a product with more states is left to the checker's own steps
+MAX_CELLS = 1 << 20  # and one with more (state, part of the DFAs' characters) pairs
+
+
+class KeyPatternStates:
+    """The states of a key checked by DFAs, for one object: states 0..n_texts-1 are the name prefixes (`texts[d]`,
+    each with the DFA states `ks[d]` its text leads to: the tree of every property name, so text 0 is the empty key),
+    then the combinations of DFA states a key of text `other_text` reaches (keys.OTHER; the empty text where the
+    object tracks no names, whose keys keep their text). `ks[d]` is a tuple per state, None for a dead DFA, as the
+    checker's frames hold it; `state_of` the inverse of (text, ks). `complete` is False where there are more than
+    `limit` states (then the object's keys are left to the checker)."""
+
+    def __init__(self, names, dfas, other_text: str, limit: int = MAX_STATES):
+        self.dfas = list(dfas)
+        cuts = {0}
+        for dfa in self.dfas:
+            for row in dfa.moves:
+                for lo, hi, _ in row:
+                    cuts.update((lo, hi + 1))
+        cuts.discard(MAX_CODE_POINT + 1)
+        self.cuts = np.array(sorted(cuts), dtype=np.int64)  # parts [cuts[p], cuts[p + 1]): each DFA moves alike
+        # Per DFA, its next state per part (-1 none), and a last row of -1 so that a dead DFA (-1) stays dead.
+        self._tables = [np.vstack([_part_table(dfa, self.cuts), np.full(len(self.cuts), -1, dtype=np.int64)])
+                        for dfa in self.dfas]
+        sizes = [dfa.n_states + 1 for dfa in self.dfas]
+        self._radix = np.cumprod([1] + sizes[:-1], dtype=np.float64)
+        self.complete = bool(np.prod(sizes, dtype=np.float64) < 2.0 ** 62)  # combinations coded as one int64
+        self._radix = self._radix.astype(np.int64) if self.complete else None
+        self.other_text = other_text
+        self._tables_by_classes: dict[bytes, np.ndarray] = {}
+        self._names_tree(sorted(set(names)))
+        if self.complete:
+            self._find_others(limit)
+
+    def _names_tree(self, names: list[str]) -> None:
+        """The name prefixes, numbered in preorder (names sorted), with their parents, characters and DFA states."""
+        texts, state_of, parent, chars = [""], {"": 0}, [-1], [-1]
+        self.name_end = {}
+        for name in names:
+            at = 0
+            for k in range(1, len(name) + 1):
+                prefix = name[:k]
+                d = state_of.get(prefix)
+                if d is None:
+                    d = state_of[prefix] = len(texts)
+                    texts.append(prefix)
+                    parent.append(at)
+                    chars.append(ord(name[k - 1]))
+                at = d
+            self.name_end[name] = at
+        if not names and self.other_text == "":  # no names tracked: the empty key's text never changes, and
+            texts, parent, chars = [], [], []  # it is one of the combinations below
+        self.texts = texts
+        self.parent = np.array(parent, dtype=np.int64)
+        self.chars = np.array(chars, dtype=np.int64)
+        n = len(texts)
+        # Subtree sizes (preorder: the subtree of d is d .. d + size[d] - 1), and the DFA states of each text.
+        self.size = np.ones(n, dtype=np.int64)
+        for d in range(n - 1, 0, -1):
+            self.size[parent[d]] += self.size[d]
+        starts = np.array([dfa.start for dfa in self.dfas], dtype=np.int64)
+        ks = np.empty((n, len(self.dfas)), dtype=np.int64)
+        if n:
+            ks[0] = starts
+            depth = np.array([len(t) for t in texts], dtype=np.int64)
+            parts = np.searchsorted(self.cuts, self.chars, side="right") - 1
+            for k in range(1, int(depth.max(initial=0)) + 1):  # a level at a time: parents come first
+                level = np.flatnonzero(depth == k)
+                for i, table in enumerate(self._tables):
+                    ks[level, i] = table[ks[self.parent[level], i], parts[level]]
+        self._text_ks = ks
+        self._starts = starts
+
+    def _find_others(self, limit: int) -> None:
+        """Every combination of DFA states a key no name continues reaches: after any character from a name
+        prefix (an over-count: a character that continues a name goes on in the tree), then onwards, breadth first.
+        Where there are no names, from the DFAs' starts."""
+        k = len(self.dfas)
+        if len(self.texts):
+            frontier = self._codes(self._steps(self._text_ks))
+        else:
+            frontier = self._codes(self._starts[None, :])
+        found = np.unique(frontier)
+        frontier = found
+        while len(frontier) and len(found) + len(self.texts) <= limit and \
+                (len(found) + len(self.texts)) * len(self.cuts) <= MAX_CELLS:
+            nxt = np.unique(self._codes(self._steps(self._decode(frontier))))
+            frontier = np.setdiff1d(nxt, found, assume_unique=True)
+            found = np.union1d(found, frontier)
+        if len(found) + len(self.texts) > limit or (len(found) + len(self.texts)) * len(self.cuts) > MAX_CELLS:
+            self.complete = False
+            return
+        self._other_codes = found  # sorted
+        self._other_ks = self._decode(found).reshape(-1, k)
+        self.n_states = len(self.texts) + len(found)
+        self.ks = [tuple(None if s < 0 else s for s in row) for row in
+                   np.vstack([self._text_ks, self._other_ks]).tolist()]
+        self.state_of = {(t, self.ks[d]): d for d, t in enumerate(self.texts)}
+        n = len(self.texts)
+        for j in range(len(found)):
+            self.state_of[(self.other_text, self.ks[n + j])] = n + j
+
+    def _steps(self, ks: np.ndarray) -> np.ndarray:
+        """(rows, parts, DFAs): each row's DFA states after a character of each part."""
+        return np.stack([table[ks[:, i]] for i, table in enumerate(self._tables)], axis=-1)
+
+    def _codes(self, ks: np.ndarray) -> np.ndarray:
+        return ((ks + 1) * self._radix).sum(axis=-1).ravel()
+
+    def _decode(self, codes: np.ndarray) -> np.ndarray:
+        sizes = np.array([dfa.n_states + 1 for dfa in self.dfas], dtype=np.int64)
+        return (codes[:, None] // self._radix[None, :]) % sizes[None, :] - 1
+
+    @property
+    def ks_array(self) -> np.ndarray:
+        """ks per state as one array (-1 for a dead DFA)."""
+        return np.vstack([self._text_ks, self._other_ks])
+
+    def text_of(self, d: int) -> str:
+        return self.texts[d] if d < len(self.texts) else self.other_text
+
+    def table(self, codes: np.ndarray) -> np.ndarray:
+        """next[d, c]: the state after a plain character of class c (classes cut at `codes`, each character a
+        property name holds a class of its own) from state d, in any context (-1: no DFA alive, no name goes on and
+        no other key is taken; the quote, the backslash and control characters too). Made once per classes."""
+        key = codes.tobytes()
+        found = self._tables_by_classes.get(key)
+        if found is not None:
+            return found
+        plain, _, _, alone = json_classes(codes)
+        if not np.isin(self.cuts, codes).all():
+            raise ValueError("the boundaries do not cut the characters where the key DFAs' moves do")
+        n = len(self.texts)
+        ks = self.ks_array
+        combos = self._codes(self._steps(ks)).reshape(len(ks), -1)
+        per_part = np.searchsorted(self._other_codes, combos)
+        if not (self._other_codes[np.minimum(per_part, len(self._other_codes) - 1)] == combos).all():
+            raise AssertionError("a key's combinations of DFA states were not all found")  # (the search is closed)
+        per_part += n
+        table = per_part[:, np.searchsorted(self.cuts, codes, side="right") - 1].astype(np.int32)
+        if n > 1:
+            cls = np.searchsorted(codes, self.chars[1:], side="right") - 1
+            if not ((alone[cls] == self.chars[1:]) & (alone[cls + 1] == self.chars[1:] + 1)).all():
+                raise ValueError("the boundaries do not give every character of a property name a class of its own")
+            table[self.parent[1:], cls] = np.arange(1, n, dtype=np.int32)  # a name goes on: in the tree
+        table[:, ~plain] = -1  # (a name's quote, backslash or control character comes escaped only: the checker's)
+        self._tables_by_classes[key] = table
+        return table
+
+
+def _part_table(dfa, cuts: np.ndarray) -> np.ndarray:
+    """dfa's next state from every state on the characters of each part (a part starts at a cut), -1 for none."""
+    table = np.full((dfa.n_states, len(cuts)), -1, dtype=np.int64)
+    for s, row in enumerate(dfa.moves):
+        if row:
+            los = np.array([m[0] for m in row], dtype=np.int64)
+            his = np.array([m[1] for m in row], dtype=np.int64)
+            k = np.searchsorted(los, cuts, side="right") - 1
+            inside = (k >= 0) & (cuts <= his[np.maximum(k, 0)])
+            table[s, inside] = np.array([m[2] for m in row], dtype=np.int64)[k[inside]]
+    return table
+
+
+class KeyPatternDFA:
+    """A key checked by DFAs in one context, as string mode reads it (structbench.masking.string_mode): the states of
+    its object's :class:`KeyPatternStates`, with moves only to live states (a name prefix some name that may still
+    come continues, or a state where the key can still be some other key: keys._key_live).
+
+    An object's contexts differ only in which name prefixes are live (the names used so far), so they share one
+    table: the object's own (`shared` None: every name prefix live), where the quote is offered wherever the key may
+    end in some context (an over-count: the checker's own step at the quote decides) and the backslash always (the
+    checker reads escapes, and refuses those that kill the key). A context (`shared`, that table's DFA) has rows
+    of its own only where a move leads to a prefix dead in it (`overrides`): the parents of the names used."""
+
+    def __init__(self, states: KeyPatternStates, live: np.ndarray, may_end: np.ndarray | None = None,
+                 shared: KeyPatternDFA | None = None, alive: np.ndarray | None = None):
+        """live: per state; may_end (the shared DFA): where the quote is offered; alive (the shared DFA): the
+        states where the key can still be some other key, whatever names may still come."""
+        self.states, self.live, self.may_end, self.shared, self.alive = states, live, may_end, shared, alive
+        self.n_states = self.content_states = states.n_states
+
+    def at(self, top) -> int | None:
+        """The state of a key frame (its text and DFA states), or None."""
+        return self.states.state_of.get((top.text, top.ks))
+
+    def frame_at(self, top, d: int):
+        """The key frame `top` at state d."""
+        text, ks = self.states.text_of(d), self.states.ks[d]
+        return top if top.text == text and top.ks == ks else top._replace(text=text, ks=ks)
+
+    def string_table(self, codes: np.ndarray, close: int, escape: int) -> np.ndarray:
+        """The shared table, as string mode's lex (StringContent.lex) over the classes cut at `codes`: moves to
+        live states, `close` for the quote where the key may end and `escape` for the backslash."""
+        _, quote, backslash, _ = json_classes(codes)
+        table = self.states.table(codes)
+        live = np.append(self.live, False)  # (-1, no move, indexes the last: not live)
+        lex = np.where(live[table], table, -1).astype(np.int32)
+        lex[:, quote] = np.where(self.may_end, close, -1)[:, None]
+        lex[:, backslash] = escape
+        return lex
+
+    def overrides(self, lex: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(states, their rows): where this context's rows differ from the shared table `lex` (the shared DFA's
+        string_table): a live state's moves to name prefixes dead here, refused."""
+        dead = np.flatnonzero(self.shared.live & ~self.live)
+        ds = np.unique(self.states.parent[dead])
+        ds = ds[(ds >= 0) & self.live[ds]]
+        rows = lex[ds].copy()
+        rows[np.isin(rows, dead)] = -1
+        return ds, rows
