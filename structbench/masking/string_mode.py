@@ -220,17 +220,43 @@ def _reads_every_plain_run(lex: np.ndarray, plain: np.ndarray, cap: int) -> np.n
     d to a state that refuses some plain character, so the DFA reads every plain run a token holds, wherever it
     goes. A run of one next state (run > cap) is one such state, but so is any state of a pattern searched for
     (`[0-9a-f]{24}` unanchored: every character moves its count, none is refused), whose masks would otherwise
-    walk the whole prefix tree. Found backwards: the states that refuse one, then those one plain character
-    before them, to a fixed point or `cap` - 1 steps."""
+    walk the whole prefix tree. Found backwards, breadth first from the states that refuse one, along the DFA's
+    distinct plain moves reversed, `cap` - 1 levels deep (a maxLength counter's chain is one move a state: its
+    states are reached one a level, which a pass over the whole table per level would pay for every state)."""
     rows = lex[:, plain]
     bad = (rows < 0).any(axis=1)
-    targets = np.where(rows >= 0, rows, 0)
-    for _ in range(max(cap - 1, 0)):
-        worse = bad | (bad[targets] & (rows >= 0)).any(axis=1)
-        if (worse == bad).all():
+    n = len(lex)
+    if cap <= 1 or not rows.shape[1] or bad.all() or not bad.any():
+        return ~bad
+    # The distinct moves (state, next state): a row's first target where it has one only (a chain), else its
+    # distinct targets, few rows branching.
+    first = rows[:, 0]
+    one = (rows == first[:, None]).all(axis=1)
+    srcs, dsts = [np.flatnonzero(one)], [first[one]]
+    branching = np.flatnonzero(~one)
+    if len(branching):
+        ordered = np.sort(rows[branching], axis=1)
+        new = np.ones(ordered.shape, dtype=bool)
+        new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        srcs.append(np.repeat(branching, new.sum(axis=1)))
+        dsts.append(ordered[new])
+    src, dst = np.concatenate(srcs), np.concatenate(dsts)
+    keep = dst >= 0
+    order = np.argsort(dst[keep], kind="stable")
+    before = np.searchsorted(dst[keep][order], np.arange(n + 1)).tolist()  # per state: its moves in, as a slice
+    into = src[keep][order].tolist()
+    seen, frontier = bad.tolist(), np.flatnonzero(bad).tolist()
+    for _ in range(cap - 1):
+        found = []
+        for e in frontier:
+            for d in into[before[e]:before[e + 1]]:
+                if not seen[d]:
+                    seen[d] = True
+                    found.append(d)
+        if not found:
             break
-        bad = worse
-    return ~bad
+        frontier = found
+    return ~np.array(seen, dtype=bool)
 
 
 class StringRows:
