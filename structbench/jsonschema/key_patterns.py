@@ -26,8 +26,8 @@ class KeyPatternStates:
     """The states of a key checked by DFAs, for one object: states 0..n_texts-1 are the name prefixes (`texts[d]`,
     each with the DFA states `ks[d]` its text leads to: the tree of every property name, so text 0 is the empty key),
     then the combinations of DFA states a key of text `other_text` reaches (keys.OTHER; the empty text where the
-    object tracks no names, whose keys keep their text). `ks[d]` is a tuple per state, None for a dead DFA, as the
-    checker's frames hold it; `state_of` the inverse of (text, ks). `complete` is False where there are more than
+    object tracks no names, whose keys keep their text). `ks(d)` is a tuple per state, None for a dead DFA, as the
+    checker's frames hold it; `state_of(text, ks)` the inverse. `complete` is False where there are more than
     `limit` states (then the object's keys are left to the checker)."""
 
     def __init__(self, names, dfas, other_text: str, limit: int = MAX_STATES):
@@ -43,7 +43,7 @@ class KeyPatternStates:
         self._tables = [np.vstack([_part_table(dfa, self.cuts), np.full(len(self.cuts), -1, dtype=np.int64)])
                         for dfa in self.dfas]
         sizes = [dfa.n_states + 1 for dfa in self.dfas]
-        self._radix = np.cumprod([1] + sizes[:-1], dtype=np.float64)
+        self._radix = np.cumprod([1] + sizes, dtype=np.float64)[:-1]
         self.complete = bool(np.prod(sizes, dtype=np.float64) < 2.0 ** 62)  # combinations coded as one int64
         self._radix = self._radix.astype(np.int64) if self.complete else None
         self.other_text = other_text
@@ -53,75 +53,92 @@ class KeyPatternStates:
             self._find_others(limit)
 
     def _names_tree(self, names: list[str]) -> None:
-        """The name prefixes, numbered in preorder (names sorted), with their parents, characters and DFA states."""
-        texts, state_of, parent, chars = [""], {"": 0}, [-1], [-1]
+        """The name prefixes, numbered in preorder (names sorted), with their parents, characters, subtree sizes and
+        DFA states."""
+        texts, text_of, parent, chars, depth = [""], {"": 0}, [-1], [-1], [0]
         self.name_end = {}
         for name in names:
             at = 0
             for k in range(1, len(name) + 1):
                 prefix = name[:k]
-                d = state_of.get(prefix)
+                d = text_of.get(prefix)
                 if d is None:
-                    d = state_of[prefix] = len(texts)
+                    d = text_of[prefix] = len(texts)
                     texts.append(prefix)
                     parent.append(at)
                     chars.append(ord(name[k - 1]))
+                    depth.append(k)
                 at = d
             self.name_end[name] = at
         if not names and self.other_text == "":  # no names tracked: the empty key's text never changes, and
-            texts, parent, chars = [], [], []  # it is one of the combinations below
-        self.texts = texts
+            texts, text_of, parent, chars, depth = [], {}, [], [], []  # it is one of the combinations below
+        self.texts, self._text_index = texts, text_of
+        n = len(texts)
+        size = [1] * n  # preorder: the subtree of d is d .. d + size[d] - 1
+        for d in range(n - 1, 0, -1):
+            size[parent[d]] += size[d]
+        self.size = np.array(size, dtype=np.int64)
         self.parent = np.array(parent, dtype=np.int64)
         self.chars = np.array(chars, dtype=np.int64)
-        n = len(texts)
-        # Subtree sizes (preorder: the subtree of d is d .. d + size[d] - 1), and the DFA states of each text.
-        self.size = np.ones(n, dtype=np.int64)
-        for d in range(n - 1, 0, -1):
-            self.size[parent[d]] += self.size[d]
-        starts = np.array([dfa.start for dfa in self.dfas], dtype=np.int64)
+        self._starts = np.array([dfa.start for dfa in self.dfas], dtype=np.int64)
         ks = np.empty((n, len(self.dfas)), dtype=np.int64)
-        if n:
-            ks[0] = starts
-            depth = np.array([len(t) for t in texts], dtype=np.int64)
+        if n and self.dfas:
+            ks[0] = self._starts
+            depth = np.array(depth, dtype=np.int64)
             parts = np.searchsorted(self.cuts, self.chars, side="right") - 1
-            for k in range(1, int(depth.max(initial=0)) + 1):  # a level at a time: parents come first
+            for k in range(1, int(depth.max()) + 1):  # a level at a time: parents come first
                 level = np.flatnonzero(depth == k)
                 for i, table in enumerate(self._tables):
                     ks[level, i] = table[ks[self.parent[level], i], parts[level]]
         self._text_ks = ks
-        self._starts = starts
 
     def _find_others(self, limit: int) -> None:
         """Every combination of DFA states a key no name continues reaches: after any character from a name
         prefix (an over-count: a character that continues a name goes on in the tree), then onwards, breadth first.
         Where there are no names, from the DFAs' starts."""
-        k = len(self.dfas)
-        if len(self.texts):
-            frontier = self._codes(self._steps(self._text_ks))
+        n = len(self.texts)
+        if not self.dfas:  # one combination: no DFA
+            found = np.zeros(1, dtype=np.int64)
         else:
-            frontier = self._codes(self._starts[None, :])
-        found = np.unique(frontier)
-        frontier = found
-        while len(frontier) and len(found) + len(self.texts) <= limit and \
-                (len(found) + len(self.texts)) * len(self.cuts) <= MAX_CELLS:
-            nxt = np.unique(self._codes(self._steps(self._decode(frontier))))
-            frontier = np.setdiff1d(nxt, found, assume_unique=True)
-            found = np.union1d(found, frontier)
-        if len(found) + len(self.texts) > limit or (len(found) + len(self.texts)) * len(self.cuts) > MAX_CELLS:
+            found = np.unique(self._codes(self._steps(self._text_ks if n else self._starts[None, :])))
+            frontier = found
+            while len(frontier) and (len(found) + n <= limit) and (len(found) + n) * len(self.cuts) <= MAX_CELLS:
+                nxt = np.unique(self._codes(self._steps(self._decode(frontier))))
+                frontier = nxt[~_sorted_has(found, nxt)]
+                found = np.union1d(found, frontier)
+        if len(found) + n > limit or (len(found) + n) * len(self.cuts) > MAX_CELLS:
             self.complete = False
             return
         self._other_codes = found  # sorted
-        self._other_ks = self._decode(found).reshape(-1, k)
-        self.n_states = len(self.texts) + len(found)
-        self.ks = [tuple(None if s < 0 else s for s in row) for row in
-                   np.vstack([self._text_ks, self._other_ks]).tolist()]
-        self.state_of = {(t, self.ks[d]): d for d, t in enumerate(self.texts)}
-        n = len(self.texts)
-        for j in range(len(found)):
-            self.state_of[(self.other_text, self.ks[n + j])] = n + j
+        self._other_ks = self._decode(found)
+        self.n_states = n + len(found)
+        self.ks_array = np.vstack([self._text_ks, self._other_ks])  # (-1 for a dead DFA)
+        self._ks: dict[int, tuple] = {}
+
+    def ks(self, d: int) -> tuple:
+        """State d's DFA states as a key frame holds them (None for a dead DFA)."""
+        found = self._ks.get(d)
+        if found is None:
+            found = self._ks[d] = tuple(None if s < 0 else s for s in self.ks_array[d].tolist())
+        return found
+
+    def state_of(self, text: str, ks: tuple) -> int | None:
+        """The state of a key frame's text and DFA states, or None."""
+        if text != self.other_text:
+            d = self._text_index.get(text)
+            return d if d is not None and self.ks(d) == ks else None
+        if len(ks) != len(self.dfas):
+            return None
+        code = sum((-1 if s is None else s) * r for s, r in zip(ks, self._radix.tolist())) + int(self._radix.sum())
+        j = int(np.searchsorted(self._other_codes, code))
+        if j < len(self._other_codes) and self._other_codes[j] == code:
+            return len(self.texts) + j
+        return None
 
     def _steps(self, ks: np.ndarray) -> np.ndarray:
         """(rows, parts, DFAs): each row's DFA states after a character of each part."""
+        if not self._tables:  # no DFA: names alone (an object no other key may come to)
+            return np.zeros((len(ks), len(self.cuts), 0), dtype=np.int64)
         return np.stack([table[ks[:, i]] for i, table in enumerate(self._tables)], axis=-1)
 
     def _codes(self, ks: np.ndarray) -> np.ndarray:
@@ -131,10 +148,11 @@ class KeyPatternStates:
         sizes = np.array([dfa.n_states + 1 for dfa in self.dfas], dtype=np.int64)
         return (codes[:, None] // self._radix[None, :]) % sizes[None, :] - 1
 
-    @property
-    def ks_array(self) -> np.ndarray:
-        """ks per state as one array (-1 for a dead DFA)."""
-        return np.vstack([self._text_ks, self._other_ks])
+    def accepted(self, i: int, accepting) -> np.ndarray:
+        """Per state: is DFA i in one of its `accepting` states?"""
+        ends = np.zeros(self.dfas[i].n_states + 1, dtype=bool)  # (the last: a dead DFA, -1)
+        ends[list(accepting)] = True
+        return ends[self.ks_array[:, i]]
 
     def text_of(self, d: int) -> str:
         return self.texts[d] if d < len(self.texts) else self.other_text
@@ -148,13 +166,13 @@ class KeyPatternStates:
         if found is not None:
             return found
         plain, _, _, alone = json_classes(codes)
-        if not np.isin(self.cuts, codes).all():
+        if not _sorted_has(codes, self.cuts).all():
             raise ValueError("the boundaries do not cut the characters where the key DFAs' moves do")
         n = len(self.texts)
         ks = self.ks_array
         combos = self._codes(self._steps(ks)).reshape(len(ks), -1)
         per_part = np.searchsorted(self._other_codes, combos)
-        if not (self._other_codes[np.minimum(per_part, len(self._other_codes) - 1)] == combos).all():
+        if not _sorted_has(self._other_codes, combos).all():
             raise AssertionError("a key's combinations of DFA states were not all found")  # (the search is closed)
         per_part += n
         table = per_part[:, np.searchsorted(self.cuts, codes, side="right") - 1].astype(np.int32)
@@ -166,6 +184,12 @@ class KeyPatternStates:
         table[:, ~plain] = -1  # (a name's quote, backslash or control character comes escaped only: the checker's)
         self._tables_by_classes[key] = table
         return table
+
+
+def _sorted_has(sorted_values: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per value, is it in `sorted_values`?"""
+    at = np.minimum(np.searchsorted(sorted_values, values), len(sorted_values) - 1)
+    return sorted_values[at] == values
 
 
 def _part_table(dfa, cuts: np.ndarray) -> np.ndarray:
@@ -201,11 +225,11 @@ class KeyPatternDFA:
 
     def at(self, top) -> int | None:
         """The state of a key frame (its text and DFA states), or None."""
-        return self.states.state_of.get((top.text, top.ks))
+        return self.states.state_of(top.text, top.ks)
 
     def frame_at(self, top, d: int):
         """The key frame `top` at state d."""
-        text, ks = self.states.text_of(d), self.states.ks[d]
+        text, ks = self.states.text_of(d), self.states.ks(d)
         return top if top.text == text and top.ks == ks else top._replace(text=text, ks=ks)
 
     def string_table(self, codes: np.ndarray, close: int, escape: int) -> np.ndarray:

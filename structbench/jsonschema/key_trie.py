@@ -2,15 +2,14 @@
 
 Inside an object's key, a plain character (neither the quote, the backslash nor a control character) changes
 only the key's text, and only as far as it matters (keys.py): the text while some property name continues it,
-else `OTHER` (where other keys are allowed) or nothing (where they are not). So a key's states are the prefixes
-of the names it may still become, plus OTHER: a DFA whose table the lazy strategy reads compiled, as it reads a
-checked string's (structbench.masking.string_mode), instead of making a checker state per name prefix.
+else `OTHER`. Where other keys are allowed and no pattern checks them, a key's states are the prefixes of the
+object's names plus OTHER: a DFA whose table the lazy strategy reads compiled, as it reads a checked string's
+(structbench.masking.string_mode), instead of making a checker state per name prefix.
 
-Where other keys are allowed, the tree holds every property name of the object (a used or forbidden one must
-still be told apart from other keys), so one tree serves every key of the object; where they are not, only the
-names that may come next (the checker refuses a key no such name continues). The closing quote is offered
-wherever the key may end (anywhere where other keys are allowed; at a name where they are not); whether it
-does, and what follows, is the checker's own step.
+The tree holds every property name of the object (a used or forbidden one must still be told apart from other
+keys), so one tree serves every key of the object. The closing quote is offered anywhere; whether the key may
+end there, and what follows, is the checker's own step. (Where no other key may come, or patterns check keys,
+the names are crossed with those DFAs and told live per key: structbench.jsonschema.key_patterns.)
 """
 
 from __future__ import annotations
@@ -24,12 +23,10 @@ from structbench.regular.charsets import json_classes
 
 class KeyTrie:
     """The prefix tree of some property names as a DFA: state 0 the empty key, one state per name prefix, and
-    `other` last (a key no name continues) where such keys may come. `texts[d]` is the key's text at state d,
-    `state_of` the inverse."""
+    `other` last (a key no name continues). `texts[d]` is the key's text at state d, `state_of` the inverse."""
 
-    def __init__(self, names, other: str | None):
-        """names: the names the tree holds; other: the text of a key that is no property name (keys.OTHER)
-        where such keys may come, else None."""
+    def __init__(self, names, other: str):
+        """names: the names the tree holds; other: the text of a key that is no property name (keys.OTHER)."""
         self.texts = [""]
         self.state_of = {"": 0}
         src, chars, dst = [], [], []
@@ -45,13 +42,9 @@ class KeyTrie:
                     chars.append(ord(name[k - 1]))
                     dst.append(d)
                 parent = d
-        self.other = -1
-        if other is not None:
-            self.other = self.state_of[other] = len(self.texts)
-            self.texts.append(other)
-        # Where the quote is offered: anywhere where other keys may come, else at a name.
-        self.accepting = frozenset(range(len(self.texts))) if other is not None else \
-            frozenset(self.state_of[name] for name in names)
+        self.other = self.state_of[other] = len(self.texts)
+        self.texts.append(other)
+        self.accepting = frozenset(range(len(self.texts)))  # the quote: anywhere (the checker decides)
         self._edges = (np.array(src, dtype=np.int64), np.array(chars, dtype=np.int64), np.array(dst, dtype=np.int32))
 
     def at(self, top) -> int | None:
@@ -65,8 +58,8 @@ class KeyTrie:
 
     @property
     def n_states(self) -> int:
-        """The DFA's states: the name prefixes and `other`, then (where other keys may come) the escape's."""
-        return len(self.texts) + (n_escape_states() if self.other >= 0 else 0)
+        """The DFA's states: the name prefixes and `other`, then the escape's."""
+        return len(self.texts) + n_escape_states()
 
     @property
     def content_states(self) -> int:
@@ -76,13 +69,12 @@ class KeyTrie:
     def string_tables(self, codes: np.ndarray, close: int, escape: int, cap: int) -> tuple:
         """String mode's (lex, run, total) (structbench.masking.string_mode.StringContent) over the classes cut at
         `codes` (each character a property name holds a class of its own): lex[d, c] the state after a character of
-        class c (-1 refused: control characters, a character no name continues where no other key may come;
-        `close` for the quote where the key may end; `escape` for the backslash); run[d] how many plain
-        characters in a row surely keep the key going from d (a state no name goes on from, where other keys may
-        come, reads any: more than `cap`); total[d]: any run of plain characters keeps it going (every state
-        where other keys may come, none where they may not). string_mode keeps them per classes.
+        class c (-1 refused: control characters; `close` for the quote; `escape` for the backslash); run[d] how
+        many plain characters in a row surely keep the key going from d (a state no name goes on from reads any:
+        more than `cap`); total[d]: any run of plain characters keeps it going (every state). string_mode keeps
+        them per classes.
 
-        Where other keys may come, escapes that make some other key are read here too: a backslash leads to the
+        Escapes that make some other key are read here too: a backslash leads to the
         escape's states (after the texts), a finished escape to `other`. That is a backslash in `other`, and in
         every state no name goes on from by a character an escape may stand for (the key becomes `other` at the
         backslash: keys._key_step). Some other key's text no longer matters, so its escape is the string syntax
@@ -91,8 +83,7 @@ class KeyTrie:
         plain, quote, backslash, alone = json_classes(np.asarray(codes, dtype=np.int64))
         n = len(self.texts)
         lex = np.full((self.n_states, len(codes)), -1, dtype=np.int32)
-        if self.other >= 0:  # a character no name continues makes some other key
-            lex[:n, plain] = self.other
+        lex[:n, plain] = self.other  # a character no name continues makes some other key
         src, chars, dst = self._edges
         cls = np.searchsorted(codes, chars, side="right") - 1
         if not ((alone[cls] == chars) & (alone[cls + 1] == chars + 1)).all():
@@ -100,23 +91,20 @@ class KeyTrie:
         keep = plain[cls]  # a name's quote, backslash or control character comes escaped only: the checker reads it
         lex[src[keep], cls[keep]] = dst[keep]
         lex[:n, backslash] = escape
-        may_end = np.zeros(n, dtype=bool)
-        may_end[list(self.accepting)] = True
-        lex[:n, quote] = np.where(may_end, close, -1)[:, None]
+        lex[:n, quote] = close
         run = np.zeros(self.n_states, dtype=np.int64)
-        if self.other >= 0:  # no plain child: every plain character leads to `other`, which loops
-            run[:n] = cap + 1
-            run[src[keep]] = 0
-            if escape_rows(lex, n, self.other, codes):
-                # A backslash makes some other key, in the escape's first state, from `other` and wherever no name
-                # goes on by a character an escape may stand for (keys._key_step: the key is `other` then).
-                escaped = np.zeros(len(chars), dtype=bool)
-                for lo, hi in escape_candidates("\\"):
-                    escaped |= (chars >= lo) & (chars <= hi)
-                reads = np.ones(n, dtype=bool)
-                reads[src[escaped]] = False
-                lex[np.flatnonzero(reads), np.flatnonzero(backslash)[0]] = n
+        run[:n] = cap + 1  # no plain child: every plain character leads to `other`, which loops
+        run[src[keep]] = 0
+        if escape_rows(lex, n, self.other, codes):
+            # A backslash makes some other key, in the escape's first state, from `other` and wherever no name
+            # goes on by a character an escape may stand for (keys._key_step: the key is `other` then).
+            escaped = np.zeros(len(chars), dtype=bool)
+            for lo, hi in escape_candidates("\\"):
+                escaped |= (chars >= lo) & (chars <= hi)
+            reads = np.ones(n, dtype=bool)
+            reads[src[escaped]] = False
+            lex[np.flatnonzero(reads), np.flatnonzero(backslash)[0]] = n
         total = np.zeros(self.n_states, dtype=bool)
-        total[:n] = self.other >= 0
+        total[:n] = True
         return lex, run, total
 

@@ -288,12 +288,14 @@ class ObjectKeys:
         return frame.count + 1 < node.min_props or any(not self._is_property(frame.node, k) for k in frame.seen)
 
     def key_trie(self, top: Frame):
-        """The DFA of a key's plain characters in this key context, or None where its state is more than that DFA's:
-        a tree of the names the key may become (structbench.jsonschema.key_trie), or with pattern or propertyNames
-        DFAs that tree crossed with them (structbench.jsonschema.key_patterns). None for distinct keys, an object
-        that tracks no names and checks no key (its keys loop on one state already), keys checked by DFAs where no
-        other key may come, and a product too big. Where other keys may come and no DFA checks them, one tree for
-        every key of the object; else one DFA per context (the names that may come)."""
+        """The DFA of a key's plain characters in this key context, or None where its state is more than that DFA's.
+        Where other keys may come and no DFA checks keys, the tree of the object's names plus one state for any
+        other key (structbench.jsonschema.key_trie), one for every key of the object. Where DFAs (patterns,
+        propertyNames) check keys, or no other key may come, the object's names crossed with its DFAs (none, for
+        the latter: structbench.jsonschema.key_patterns), one table per object whose contexts (the names that may
+        still come) have rows of their own where they differ. None for distinct keys, an object that tracks no
+        names and checks no key (its keys loop on one state already), and a product too big or whose other keys
+        are live in some contexts only (DFAs, or maxProperties, where other keys may not come now)."""
         known = self._trie_of_top.get(top, False)  # asked two or three times per key state (string_content, ...)
         if known is not False:
             return known
@@ -304,26 +306,22 @@ class ObjectKeys:
         node = self.nodes[top.node]
         if self._distinct(top):
             return None
-        if self._key_dfas(node):
-            return self._key_pattern_dfa(top) if self._others_allowed(top) else None
-        if not node.tracks_keys:
-            return None
-        context = top._replace(text="")
-        found = self._key_tries.get(context)
-        if found is None:
-            names = None if self._others_allowed(top) else tuple(sorted(set(self._available(top))))
-            found = self._name_trees.get((top.node, names))
-            if found is None:
-                found = self._name_trees[(top.node, names)] = KeyTrie(
-                    self._key_index(top.node)[0] if names is None else names, OTHER if names is None else None)
-            self._key_tries[context] = found
-        return found
+        others = self._others_allowed(top)
+        if not self._key_dfas(node):
+            if not node.tracks_keys:
+                return None
+            if others:
+                found = self._name_trees.get(top.node)
+                if found is None:
+                    found = self._name_trees[top.node] = KeyTrie(self._key_index(top.node)[0], OTHER)
+                return found
+        return self._key_product(top, others)
 
-    def _key_pattern_dfa(self, top: Frame):
-        """The key DFA of a context where key DFAs check keys and other keys may come: the object's product of
-        names and DFAs (KeyPatternStates, once per object), its live states and ends told by the names that may
-        still come (keys._key_live, _key_end: a name prefix is live while some name that may come continues it,
-        any state while some DFA is alive, or anywhere where additionalProperties takes the key)."""
+    def _key_product(self, top: Frame, others: bool):
+        """The key DFA of a context from the object's product of names and key DFAs (KeyPatternStates, once per
+        object): its live states told by the names that may still come (keys._key_live: a name prefix is live
+        while some name that may come continues it, any state where the key can still be some other key). None
+        where the product is too big or another key's liveness differs from the shared table's."""
         node = self.nodes[top.node]
         dfas = self._key_dfas(node)
         context = top._replace(text="", ks=tuple(d.start for d in dfas))
@@ -340,9 +338,12 @@ class ObjectKeys:
             named[[states.name_end[name] for name in self._available(top)]] = True
             n = len(states.texts)
             below = np.concatenate([[0], np.cumsum(named[:n])])  # preorder: a prefix's subtree is one run of it
-            live = shared.alive.copy()
+            live = shared.alive.copy() if others else np.zeros(states.n_states, dtype=bool)
             live[:n] |= below[np.arange(n) + states.size] > below[:n]
-            found = shared if (live == shared.live).all() else KeyPatternDFA(states, live, shared=shared)
+            if (live == shared.live).all():
+                found = shared
+            elif (live[n:] == shared.live[n:]).all():  # (a context's own rows are the parents of dead prefixes)
+                found = KeyPatternDFA(states, live, shared=shared)
         self._key_tries[context] = found
         return found
 
@@ -356,14 +357,14 @@ class ObjectKeys:
             return None
         ks = states.ks_array
         if node.key_dfa is not None:
-            alive, ends = ks[:, 0] >= 0, np.isin(ks[:, 0], list(node.key_dfa.accepting))
+            alive, ends = ks[:, 0] >= 0, states.accepted(0, node.key_dfa.accepting)
         elif node.additional is not None:
             alive = ends = np.ones(states.n_states, dtype=bool)
         else:
             alive = (ks >= 0).any(axis=1)
             ends = np.zeros(states.n_states, dtype=bool)
             for i, (dfa, _) in enumerate(node.patterns):
-                ends |= np.isin(ks[:, i], list(dfa.accepting))
+                ends |= states.accepted(i, dfa.accepting)
         live = alive.copy()
         live[:len(states.texts)] = True  # some name continues every prefix
         named = np.zeros(states.n_states, dtype=bool)
