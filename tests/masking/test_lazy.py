@@ -630,3 +630,27 @@ def test_walk_arrays_are_their_definitions(vocab):
         assert exit_next[node] == expect
     assert (~trie.plain_subtree).any() and trie.plain_subtree[np.flatnonzero(trie.parent < 0)].any()
     assert (exit_next[nodes] != nonplain_next[nodes]).any()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(
+    st.lists(st.lists(st.integers(-1, n - 1), min_size=3, max_size=3), min_size=n, max_size=n), st.integers(1, 8))))
+def test_every_plain_run_is_read_where_no_short_run_reaches_a_refusal(table_and_cap):
+    """string_mode's `total` (found breadth first backwards) is its definition: from d, no run of fewer than `cap`
+    plain characters reaches a state that refuses one, on random tables (chains, loops, refusals) and depths."""
+    from structbench.masking import string_mode
+
+    rows, cap = table_and_cap
+    lex = np.array(rows, dtype=np.int32)
+    lex = np.concatenate([lex, np.full((len(lex), 1), -1, dtype=np.int32)], axis=1)  # a class that is not plain
+    plain = np.array([True, True, True, False])
+    want = []
+    for d in range(len(lex)):
+        reached, ok = {d}, True
+        for _ in range(cap):  # runs of 0 .. cap - 1 characters
+            if any((lex[e, :3] < 0).any() for e in reached):
+                ok = False
+                break
+            reached = {int(t) for e in reached for t in lex[e, :3]}
+        want.append(ok)
+    assert string_mode._reads_every_plain_run(lex, plain, cap).tolist() == want
