@@ -131,6 +131,8 @@ class TrieDense(LazyDense):
         if self._enter[i] >= 0:
             start, mode = int(self._enter[i]), trie_walk.STRING
             lex_row = int(strings.lex_row[start])
+            if strings.lex[lex_row, 0] == trie_walk.UNKNOWN:  # a DFA built by rows: this one first (its `total`)
+                strings.rows([start])
             total = bool(strings.total[lex_row])
             if total:
                 refuses_controls = self._lex_refuses_controls(lex_row)

@@ -110,23 +110,30 @@ class StringContent:
 
     def _run(self, d: int) -> None:
         """run[d]: plain characters the DFA surely takes in a row from d: a chain of states each sending every
-        plain class to one next state (a maxLength counter), followed up to `cap`; a loop is unbounded."""
+        plain class to one next state (a maxLength counter); a loop is unbounded. A chain is followed up to
+        2 `cap` + 2 states; cut short there, only the states more than `cap` before the cut get their run (at least
+        `cap` + 1: as good as unbounded, no token is longer), the rest are left to a later chain, so every run
+        known is either exact or more than `cap`."""
         chain, seen = [], set()
         e = d
-        while self.run[e] < 0 and e not in seen and len(chain) <= self.cap:
+        plain = self._plain
+        while self.run[e] < 0 and e not in seen and len(chain) <= 2 * self.cap + 1:
             self._row(e)
-            nxt = np.unique(self.lex[e][self._plain])
+            row = self.lex[e][plain]
             chain.append(e)
             seen.add(e)
-            if len(nxt) != 1 or nxt[0] < 0:
+            if not len(row) or row[0] < 0 or not (row == row[0]).all():
                 self.run[e] = 0
                 chain.pop()
                 break
-            e = int(nxt[0])
+            e = int(row[0])
         else:
             if e in seen:  # back to a state of this chain: plain characters are taken for ever
                 self.run[e] = 1 << 40
-        tail = max(int(self.run[e]), 0)
+            elif self.run[e] < 0:  # cut short
+                chain = chain[:len(chain) - self.cap]
+                e = -1
+        tail = max(int(self.run[e]), 0) if e >= 0 else self.cap
         for state in reversed(chain):
             tail = min(tail + 1, 1 << 40)
             self.run[state] = tail
@@ -329,7 +336,10 @@ class StringRows:
         for first, content in made.items():  # a row's run may have followed a chain through others: copy them all
             states = content.touched()
             self.lex[first + states] = content.lex[states]
-            self.run[first + states] = content.run[states]  # `total` stays False: not claimed for a DFA built by rows
+            self.run[first + states] = content.run[states]
+            # Every plain run a token holds is read where more plain characters than the deepest token's are surely
+            # taken (a maxLength counter far from its end); elsewhere `total` is not claimed for a DFA built by rows.
+            self.total[first + states] = content.run[states] > content.cap
             looping = content.lex[states] == states[:, None]
             if looping.any():
                 self.loops[first + states] = trie_walk.bool_bits_rows(looping, self.plain.shape[0])
