@@ -78,6 +78,12 @@ _MAY_READ = {  # (kind, phase) -> a superset of what _step_object / _step_array 
 }
 
 
+def _move_shape(dfa, at: int) -> tuple:
+    """The DFA's moves at state `at` with their targets renumbered in order of appearance."""
+    ranks: dict[int, int] = {}
+    return tuple((lo, hi, ranks.setdefault(target, len(ranks))) for lo, hi, target in dfa.moves[at])
+
+
 def _plain_promise(dfa, at: int) -> tuple[str, str] | None:
     """plain_default for a checked string's DFA at state `at`: where every character past ASCII goes to one next
     state (or none goes on), the ASCII plain characters that go elsewhere are `special` and every other plain
@@ -126,7 +132,7 @@ class SchemaChecker(ObjectKeys):
         self._string_reads: dict = {}  # (node id, string DFA state) -> the same for a checked string's DFA
         self._string_plains: dict = {}  # (node id, string DFA state) -> its plain_default
         self._number_groups: dict = {}  # (node id, number DFA state, characters) -> the alike ones (alike)
-        self._escape_groups: dict = {}  # (id of the string DFA, escape, its state) -> the alike ones (alike)
+        self._escape_groups: dict = {}  # (id of the string DFA, escape, its moves there) -> the alike ones (alike)
         self._key_groups: dict = {}  # (node id, key text or OTHER, its DFA states) -> the alike ones (alike)
         self._seen_reads: dict = {}  # an object's frame after a value -> what tokens read of its used keys (mask_key)
         self._mask_frames: dict = {}  # id of a TokenReach -> (it, {frame: its part of mask_key})
@@ -271,7 +277,10 @@ class SchemaChecker(ObjectKeys):
         """alike inside an escape: the characters string_step reads to one result (a string's frame after them is a
         function of that result alone, see _step_string, as is a key's whose text no longer matters); `dfa` the
         string's content DFA at state `at` (None: none, as for such a key)."""
-        key = (id(dfa), esc, at)  # the DFA is the node's, kept alive by it
+        # Kept per the DFA's moves at `at`, their targets numbered in order of appearance: string_step reads the
+        # DFA only by its moves there, so states that move alike (a maxLength counter's, all but its last) group
+        # the escape's characters alike. (The DFA is the node's, kept alive by it.)
+        key = (id(dfa), esc, _move_shape(dfa, at) if dfa is not None else at)
         found = self._escape_groups.get(key, False)
         if found is False:
             groups: dict = {}
