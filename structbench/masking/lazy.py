@@ -131,8 +131,9 @@ class TrieDense(LazyDense):
         if self._enter[i] >= 0:
             start, mode = int(self._enter[i]), trie_walk.STRING
             lex_row = int(strings.lex_row[start])
-            if strings.lex[lex_row, 0] == trie_walk.UNKNOWN:  # a DFA built by rows: this one first (its `total`)
-                strings.rows([start])
+            if lex_row == 0 or strings.run[lex_row] < 0:  # a DFA built by rows, this row or its run not made yet
+                strings.rows([start])  # (StringRows): made first, for its `total`
+                lex_row = int(strings.lex_row[start])
             total = bool(strings.total[lex_row])
             if total:
                 refuses_controls = self._lex_refuses_controls(lex_row)

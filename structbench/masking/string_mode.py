@@ -28,14 +28,16 @@ _ESCAPABLE = escape_candidates("\\")  # what an escape may stand for in checked 
 
 
 class StringContent:
-    """One string DFA over one class partition, as string mode reads it: `lex[d, c]` the DFA state after a plain
+    """One string DFA over one class partition, as string mode reads it: `row(d)[c]` the DFA state after a plain
     character of class c (-1 dead, and for control characters; CLOSE for the quote where d accepts, else -1;
     EXIT for the backslash); `run[d]` how many plain characters in a row the DFA surely takes from d (-1 not
     known yet).
 
     The table is built whole at once where it is small (every DFA state's row in one vectorised pass, kept on the
-    DFA for every schema that shares it: the walk then never stops for a row), else a row on first need. A key's
-    DFA (structbench.jsonschema.key_trie.KeyTrie) builds its own table."""
+    DFA for every schema that shares it: the walk then never stops for a row), else a row on first need, stored
+    as it is made (`whole` False: a maxLength counter of 32,767 has as many states, of which a walk meets a few;
+    a table for all would be tens of megabytes). A key's DFA (structbench.jsonschema.key_trie.KeyTrie) builds its
+    own table."""
 
     def __init__(self, dfa, boundaries: np.ndarray, cap: int):
         self.dfa, self.cap = dfa, cap  # run lengths are followed up to the deepest token: no walk needs more
@@ -48,15 +50,39 @@ class StringContent:
         self._codes = codes
         self._plain, self._quote, self._backslash, _ = json_classes(codes)
         self._touched: list[int] = []  # states whose row or run was made since `touched` was last asked
-        whole = _whole_tables(dfa, codes, self._plain, cap)
-        if whole is not None:
-            self.lex, self.run, self.total = whole
+        tables = _whole_tables(dfa, codes, self._plain, cap)
+        self.whole = tables is not None
+        if self.whole:
+            self._table, self.run, self.total = tables
             return
         self.total = np.zeros(dfa.n_states, dtype=bool)  # not known: never claimed
         self._accepting = np.zeros(dfa.n_states, dtype=bool)
         self._accepting[list(dfa.accepting)] = True
-        self.lex = np.full((dfa.n_states, len(codes)), trie_walk.UNKNOWN, dtype=np.int32)
+        self._at = np.full(dfa.n_states, -1, dtype=np.int64)  # per state: its row in _table, -1 not made yet
+        self._shapes: dict[tuple, np.ndarray] = {}  # a shape of moves -> its row's template (_row)
+        self._table = np.empty((8, len(codes)), dtype=np.int32)
+        self._made = 0
         self.run = np.full(dfa.n_states, -1, dtype=np.int64)
+
+    @property
+    def lex(self) -> np.ndarray:
+        """The whole table (UNKNOWN in rows not made yet, for a DFA built by rows: made here, for checks only)."""
+        if self.whole:
+            return self._table
+        out = np.full((self.dfa.n_states, len(self._codes)), trie_walk.UNKNOWN, dtype=np.int32)
+        made = np.flatnonzero(self._at >= 0)
+        out[made] = self._table[self._at[made]]
+        return out
+
+    def row(self, d: int) -> np.ndarray:
+        """DFA state d's row, made on first need."""
+        if self.whole:
+            return self._table[d]
+        at = self._at[d]
+        if at < 0:
+            self._row(d)
+            at = self._at[d]
+        return self._table[at]
 
     def touched(self) -> np.ndarray:
         """The states whose row or run was made since the last call (a DFA built by rows), once each."""
@@ -82,17 +108,38 @@ class StringContent:
             first = int(np.flatnonzero(self._plain)[0])  # along the chain every plain class leads to one state
             e = d
             for _ in range(n):
-                e = int(self.lex[e, first])
-                if self.lex[e, 0] == trie_walk.UNKNOWN:  # a DFA built by rows: this one not made yet
-                    self._row(e)
-            found = n if (self.lex[e][self._plain] == -1).all() else 0
+                e = int(self.row(e)[first])
+            found = n if (self.row(e)[self._plain] == -1).all() else 0
         self._counted[d] = found
         return found
 
     def _row(self, d: int) -> None:
-        if self.lex[d, 0] != trie_walk.UNKNOWN:
+        """State d's row, made from the DFA's moves: per shape of those moves (their intervals, targets numbered in
+        order of appearance; whether d accepts; whether an escape could go on), one template whose targets are
+        filled in, so the states of a counter (one shape) cost a lookup each, not a search of every class."""
+        if self.whole or self._at[d] >= 0:
             return
         moves = self.dfa.moves[d]
+        ranks: dict[int, int] = {}
+        shape = (tuple((lo, hi, ranks.setdefault(t, len(ranks))) for lo, hi, t in moves), bool(self._accepting[d]),
+                 dfa_live_on(self.dfa, d, _ESCAPABLE))
+        template = self._shapes.get(shape)
+        if template is None:
+            template = self._shapes[shape] = self._template(shape)
+        row = template.copy()
+        if ranks:
+            into = template >= 0
+            row[into] = np.fromiter(ranks, dtype=np.int32, count=len(ranks))[template[into]]
+        if self._made == len(self._table):
+            self._table = _grown(self._table, 2 * self._made, trie_walk.UNKNOWN)
+        self._table[self._made] = row
+        self._at[d] = self._made
+        self._made += 1
+        self._touched.append(d)
+
+    def _template(self, shape: tuple) -> np.ndarray:
+        """A row of `shape` (_row) with target ranks where its states go."""
+        moves, accepting, escapable = shape
         row = np.full(len(self._codes), -1, dtype=np.int32)
         if moves:
             los = np.array([m[0] for m in moves], dtype=np.int64)
@@ -103,10 +150,9 @@ class StringContent:
             inside[inside] = self._codes[inside] <= his[k[inside]]
             row[inside] = targets[k[inside]]
         row[~self._plain] = -1
-        row[self._quote] = trie_walk.CLOSE if self._accepting[d] else -1
-        row[self._backslash] = trie_walk.EXIT if dfa_live_on(self.dfa, d, _ESCAPABLE) else -1
-        self.lex[d] = row
-        self._touched.append(d)
+        row[self._quote] = trie_walk.CLOSE if accepting else -1
+        row[self._backslash] = trie_walk.EXIT if escapable else -1
+        return row
 
     def _run(self, d: int) -> None:
         """run[d]: plain characters the DFA surely takes in a row from d: a chain of states each sending every
@@ -118,8 +164,7 @@ class StringContent:
         e = d
         plain = self._plain
         while self.run[e] < 0 and e not in seen and len(chain) <= 2 * self.cap + 1:
-            self._row(e)
-            row = self.lex[e][plain]
+            row = self.row(e)[plain]
             chain.append(e)
             seen.add(e)
             if not len(row) or row[0] < 0 or not (row == row[0]).all():
@@ -270,7 +315,8 @@ class StringRows:
     """Every string met under one constraint, as rows the compiled walk indexes. Per row r (a string's DFA state
     d, r = base[r] + d): `lex_row[r]` d's row in `lex`, the stacked tables of every DFA met (a DFA's table
     once, whoever shares it; its moves are DFA states, so row base[r] + lex[lex_row[r], c] is where a plain
-    character leads); `run`, `total` and `loops` (the classes a state loops on, as bits) per row of `lex`; and,
+    character leads); `run`, `total` and `loops` (the classes a state loops on, as bits) per row of `lex` (a DFA
+    built by rows has its rows stacked as they are made, and lex row 0, all UNKNOWN, until then); and,
     computed when a walk first needs them, `exits[r]` (the
     machine state after a backslash at d) and `closes[r]` (after the closing quote; both -1: refused). Arrays grow
     by doubling: only rows in use are ever indexed.
@@ -289,8 +335,10 @@ class StringRows:
         self.base = np.zeros(128, dtype=np.int64)
         self.exits = np.full(128, trie_walk.UNKNOWN, dtype=np.int64)
         self.closes = np.full(128, trie_walk.UNKNOWN, dtype=np.int64)
-        self._lex_used = self._rows_used = 0
+        self.lex[0] = trie_walk.UNKNOWN  # row 0: a row not made yet (a DFA built by rows)
+        self._lex_used, self._rows_used = 1, 0
         self._dfas: dict[int, tuple] = {}  # id(dfa) -> its tables, their first row in lex, its own rows (_dfa)
+        self._by_rows: dict[int, tuple[dict, list]] = {}  # id(content) built by rows -> {state: lex row}, bases
         self._kept: list = []  # DFAs that share another's tables, kept alive while their ids are keys
         self._strings: dict = {}  # (id(dfa), stack at d=0) -> the string's first row
         self._bases: list[int] = []  # per string, in row order: its first row, and (tables, first lex row, stack)
@@ -304,9 +352,8 @@ class StringRows:
     def lex_of(self, dfa, d: int) -> np.ndarray:
         """DFA state d's row of its table (built if it was not), the DFA's own where it overrides a shared table."""
         content, _, own = self._dfa(dfa)
-        content.rows(np.array([d]))
         at = own[2].get(d) if own is not None else None
-        return content.lex[d] if at is None else self.lex[at]
+        return content.row(d) if at is None else self.lex[at]
 
     def row(self, dfa, stack, d: int) -> int:
         """The row of DFA state d of the string `stack` is in (`stack` given at d=0), registered on first need."""
@@ -318,53 +365,69 @@ class StringRows:
             base = self._strings[key] = self._rows_used
             self._rows_used += n
             self._reserve_rows(self._rows_used)
-            self.lex_row[base:base + n] = first + np.arange(n)
+            if first >= 0:
+                self.lex_row[base:base + n] = first + np.arange(n)
+            else:  # built by rows: the rows made so far, the rest not made yet
+                self.lex_row[base:base + n] = 0
+                made, bases = self._by_rows[id(content)]
+                if made:
+                    self.lex_row[base + np.fromiter(made, dtype=np.int64)] = np.fromiter(made.values(), np.int64)
+                bases.append(base)
             if own is not None:  # a context's own rows, where they differ from the shared table's
                 self.lex_row[base + own[0]] = own[1]
             self.base[base:base + n] = base
             self._bases.append(base)
-            self._owners.append((content, first, stack))
+            self._owners.append((content, first, stack, own))
         return base + d
 
     def rows(self, rows: list[int]) -> None:
         """The lex rows of these rows' DFA states, where a DFA too big to build whole has not made them yet."""
-        made = {}
+        contents = {}
         for r in rows:
-            content, first, _ = self._owner(r)
+            content = self._owner(r)[0]
             content.rows(np.array([r - int(self.base[r])]))
-            made[first] = content
-        for first, content in made.items():  # a row's run may have followed a chain through others: copy them all
+            contents[id(content)] = content
+        for content in contents.values():  # a row's run may have followed a chain through others: copy them all
+            made, bases = self._by_rows[id(content)]
             states = content.touched()
-            self.lex[first + states] = content.lex[states]
-            self.run[first + states] = content.run[states]
+            new = [t for t in states.tolist() if t not in made]
+            if new:  # stacked, and every string of the DFA pointed at them
+                first = self._stack(np.stack([content.row(t) for t in new]), np.zeros(len(new), dtype=np.int64),
+                                    np.zeros(len(new), dtype=bool))
+                made.update(zip(new, range(first, first + len(new))))
+                for base in bases:
+                    self.lex_row[base + np.array(new)] = np.arange(first, first + len(new))
+            at = np.array([made[t] for t in states.tolist()], dtype=np.int64)
+            self.run[at] = content.run[states]
             # Every plain run a token holds is read where more plain characters than the deepest token's are surely
             # taken (a maxLength counter far from its end); elsewhere `total` is not claimed for a DFA built by rows.
-            self.total[first + states] = content.run[states] > content.cap
-            looping = content.lex[states] == states[:, None]
+            self.total[at] = content.run[states] > content.cap
+            looping = self.lex[at] == states[:, None]
             if looping.any():
-                self.loops[first + states] = trie_walk.bool_bits_rows(looping, self.plain.shape[0])
+                self.loops[at] = trie_walk.bool_bits_rows(looping, self.plain.shape[0])
 
     def counted(self, r: int) -> int:
         """StringContent.counted at row r's DFA state (0, claiming nothing, where a context overrides its row)."""
-        content, first, _ = self._owner(r)
+        content, _, _, own = self._owner(r)
         d = r - int(self.base[r])
-        return content.counted(d) if self.lex_row[r] == first + d else 0
+        return content.counted(d) if own is None or d not in own[2] else 0
 
     def exits_for(self, rows: list[int]) -> None:
         for r in rows:
-            _, _, stack = self._owner(r)
+            stack = self._owner(r)[2]
             self.exits[r] = self._resolve(stack, r - int(self.base[r]))
 
     def closes_for(self, rows: list[int]) -> None:
         for r in rows:
-            _, _, stack = self._owner(r)
+            stack = self._owner(r)[2]
             self.closes[r] = self._close(stack, r - int(self.base[r]))
 
     def _owner(self, r: int) -> tuple:
         return self._owners[bisect.bisect_right(self._bases, r) - 1]
 
     def _dfa(self, dfa) -> tuple:
-        """(the DFA's tables, their first row in `lex`, and its own rows or None): for a DFA that shares another's
+        """(the DFA's tables, their first row in `lex` (-1: built by rows), and its own rows or None): for a DFA
+        that shares another's
         table, (its states, their rows in `lex`, {state: row}) where its rows differ (`overrides`: moves refused)."""
         found = self._dfas.get(id(dfa))
         if found is not None:
@@ -380,8 +443,12 @@ class StringRows:
             self._kept.append(dfa)  # its id stays its own
             return found
         content = StringContent(dfa, self.boundaries, self._depth())
-        first = self._stack(content.lex, content.run, content.total)
-        self._note_loops(first, content.lex)
+        if content.whole:
+            first = self._stack(content.lex, content.run, content.total)
+            self._note_loops(first, content.lex)
+        else:  # its rows are stacked as they are made (rows)
+            first = -1
+            self._by_rows[id(content)] = ({}, [])
         found = self._dfas[id(dfa)] = (content, first, None)  # content keeps dfa alive: its id stays its own
         return found
 
