@@ -18,8 +18,8 @@ import numpy as np
 
 from structbench.regular.charsets import MAX_CODE_POINT, json_classes
 
-MAX_STATES = 4096  # a product with more states is left to the checker's own steps
-MAX_CELLS = 1 << 20  # and one with more (state, part of the DFAs' characters) pairs
+MAX_OTHERS = 4096  # a product with more combinations of DFA states is left to the checker's own steps
+MAX_CELLS = 1 << 22  # and one with more (state, part of the DFAs' characters) pairs
 
 
 class KeyPatternStates:
@@ -28,9 +28,9 @@ class KeyPatternStates:
     then the combinations of DFA states a key of text `other_text` reaches (keys.OTHER; the empty text where the
     object tracks no names, whose keys keep their text). `ks(d)` is a tuple per state, None for a dead DFA, as the
     checker's frames hold it; `state_of(text, ks)` the inverse. `complete` is False where there are more than
-    `limit` states (then the object's keys are left to the checker)."""
+    `limit` combinations (then the object's keys are left to the checker)."""
 
-    def __init__(self, names, dfas, other_text: str, limit: int = MAX_STATES):
+    def __init__(self, names, dfas, other_text: str, limit: int = MAX_OTHERS):
         self.dfas = list(dfas)
         cuts = {0}
         for dfa in self.dfas:
@@ -102,11 +102,11 @@ class KeyPatternStates:
         else:
             found = np.unique(self._codes(self._steps(self._text_ks if n else self._starts[None, :])))
             frontier = found
-            while len(frontier) and (len(found) + n <= limit) and (len(found) + n) * len(self.cuts) <= MAX_CELLS:
+            while len(frontier) and len(found) <= limit and (len(found) + n) * len(self.cuts) <= MAX_CELLS:
                 nxt = np.unique(self._codes(self._steps(self._decode(frontier))))
                 frontier = nxt[~_sorted_has(found, nxt)]
                 found = np.union1d(found, frontier)
-        if len(found) + n > limit or (len(found) + n) * len(self.cuts) > MAX_CELLS:
+        if len(found) > limit or (len(found) + n) * len(self.cuts) > MAX_CELLS:
             self.complete = False
             return
         self._other_codes = found  # sorted

@@ -656,3 +656,25 @@ def test_every_plain_run_is_read_where_no_short_run_reaches_a_refusal(table_and_
             reached = {int(t) for e in reached for t in lex[e, :3]}
         want.append(ok)
     assert string_mode._reads_every_plain_run(lex, plain, cap).tolist() == want
+
+
+def test_a_big_strict_objects_keys_are_read_in_string_mode(vocab):
+    """An object of 1,000 properties and no other keys (5,000 name prefixes) reads its keys by one name table
+    (key_patterns with no DFA; only combinations of DFA states are capped), and a mask inside a key is
+    LazyDense's token walk's."""
+    require_llama3(vocab)
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    schema = {"type": "object", "additionalProperties": False,
+              "properties": {f"field_{i:04d}_name": {"type": "string"} for i in range(1000)}}
+    checker = SchemaChecker(schema, "any", "compact")
+    bounds = machine_boundaries(checker.special_chars())
+    trie, plain = TrieDense(checker, bounds, vocab), LazyDense(SchemaChecker(schema, "any", "compact"), bounds, vocab)
+    for prefix in ['{"field_00', '{"field_0001_name":"x","field_000']:
+        stack = checker.feed(checker.start(), prefix)
+        content = checker.string_content(stack)
+        assert content is not None and type(content[0]).__name__ == "KeyPatternDFA", prefix
+        expected, _ = plain.mask(plain.id_of(stack))
+        got, _ = trie.mask(trie.id_of(stack))
+        assert np.array_equal(got, expected), (prefix, np.flatnonzero(got != expected)[:10])
+        assert 5 <= expected.sum() < 1000, prefix  # (after "field_000": its digits but the used 1)
