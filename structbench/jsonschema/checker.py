@@ -57,6 +57,7 @@ from structbench.jsonschema.keys import OTHER, ObjectKeys
 from structbench.jsonschema.strings import END, escape_reads, string_step
 from structbench.limits import current as limits
 from structbench.regular import MAX_CODE_POINT
+from structbench.regular.dfa import move_shape
 
 KEY_ORDERS = ("any", "schema")
 NUMBER_SYNTAXES = ("json", "lesson")
@@ -76,12 +77,6 @@ _MAY_READ = {  # (kind, phase) -> a superset of what _step_object / _step_array 
     (OBJECT, OPEN): '"}', (OBJECT, AFTER_COMMA): '"', (OBJECT, AFTER_VALUE): ",}", (OBJECT, COLON): ":",
     (ARRAY, AFTER_VALUE): ",]", (ROOT, DONE): "",
 }
-
-
-def _move_shape(dfa, at: int) -> tuple:
-    """The DFA's moves at state `at` with their targets renumbered in order of appearance."""
-    ranks: dict[int, int] = {}
-    return tuple((lo, hi, ranks.setdefault(target, len(ranks))) for lo, hi, target in dfa.moves[at])
 
 
 def _plain_promise(dfa, at: int) -> tuple[str, str] | None:
@@ -280,7 +275,7 @@ class SchemaChecker(ObjectKeys):
         # Kept per the DFA's moves at `at`, their targets numbered in order of appearance: string_step reads the
         # DFA only by its moves there, so states that move alike (a maxLength counter's, all but its last) group
         # the escape's characters alike. (The DFA is the node's, kept alive by it.)
-        key = (id(dfa), esc, _move_shape(dfa, at) if dfa is not None else at)
+        key = (id(dfa), esc, move_shape(dfa, at)[0] if dfa is not None else at)
         found = self._escape_groups.get(key, False)
         if found is False:
             groups: dict = {}

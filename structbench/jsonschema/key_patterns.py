@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from structbench.regular.charsets import MAX_CODE_POINT, json_classes
+from structbench.regular.dfa import next_states
 
 MAX_OTHERS = 4096  # a product with more combinations of DFA states is left to the checker's own steps
 MAX_CELLS = 1 << 22  # and one with more (state, part of the DFAs' characters) pairs
@@ -40,7 +41,7 @@ class KeyPatternStates:
         cuts.discard(MAX_CODE_POINT + 1)
         self.cuts = np.array(sorted(cuts), dtype=np.int64)  # parts [cuts[p], cuts[p + 1]): each DFA moves alike
         # Per DFA, its next state per part (-1 none), and a last row of -1 so that a dead DFA (-1) stays dead.
-        self._tables = [np.vstack([_part_table(dfa, self.cuts), np.full(len(self.cuts), -1, dtype=np.int64)])
+        self._tables = [np.vstack([next_states(dfa, self.cuts), np.full(len(self.cuts), -1, dtype=np.int64)])
                         for dfa in self.dfas]
         sizes = [dfa.n_states + 1 for dfa in self.dfas]
         self._radix = np.cumprod([1] + sizes, dtype=np.float64)[:-1]
@@ -190,19 +191,6 @@ def _sorted_has(sorted_values: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Per value, is it in `sorted_values`?"""
     at = np.minimum(np.searchsorted(sorted_values, values), len(sorted_values) - 1)
     return sorted_values[at] == values
-
-
-def _part_table(dfa, cuts: np.ndarray) -> np.ndarray:
-    """dfa's next state from every state on the characters of each part (a part starts at a cut), -1 for none."""
-    table = np.full((dfa.n_states, len(cuts)), -1, dtype=np.int64)
-    for s, row in enumerate(dfa.moves):
-        if row:
-            los = np.array([m[0] for m in row], dtype=np.int64)
-            his = np.array([m[1] for m in row], dtype=np.int64)
-            k = np.searchsorted(los, cuts, side="right") - 1
-            inside = (k >= 0) & (cuts <= his[np.maximum(k, 0)])
-            table[s, inside] = np.array([m[2] for m in row], dtype=np.int64)[k[inside]]
-    return table
 
 
 class KeyPatternDFA:

@@ -21,7 +21,8 @@ import numpy as np
 
 from structbench.jsonschema.strings import dfa_live_on, escape_candidates
 from structbench.masking import trie_walk
-from structbench.regular.charsets import MAX_CODE_POINT, json_classes, json_plain
+from structbench.regular.charsets import json_classes, json_plain
+from structbench.regular.dfa import move_shape, next_states
 
 _QUOTE, _BACKSLASH = 0x22, 0x5C
 _ESCAPABLE = escape_candidates("\\")  # what an escape may stand for in checked content (strings.py)
@@ -119,17 +120,15 @@ class StringContent:
         filled in, so the states of a counter (one shape) cost a lookup each, not a search of every class."""
         if self.whole or self._at[d] >= 0:
             return
-        moves = self.dfa.moves[d]
-        ranks: dict[int, int] = {}
-        shape = (tuple((lo, hi, ranks.setdefault(t, len(ranks))) for lo, hi, t in moves), bool(self._accepting[d]),
-                 dfa_live_on(self.dfa, d, _ESCAPABLE))
+        moves, targets = move_shape(self.dfa, d)
+        shape = (moves, bool(self._accepting[d]), dfa_live_on(self.dfa, d, _ESCAPABLE))
         template = self._shapes.get(shape)
         if template is None:
             template = self._shapes[shape] = self._template(shape)
         row = template.copy()
-        if ranks:
+        if targets:
             into = template >= 0
-            row[into] = np.fromiter(ranks, dtype=np.int32, count=len(ranks))[template[into]]
+            row[into] = np.array(targets, dtype=np.int32)[template[into]]
         if self._made == len(self._table):
             self._table = _grown(self._table, 2 * self._made, trie_walk.UNKNOWN)
         self._table[self._made] = row
@@ -214,19 +213,12 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
 
 
 def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray) -> np.ndarray:
-    """StringContent's table for a DFA, every state at once: each (state, class) looked up among all the DFA's
-    moves in one sorted search (a class is one character for the DFA: its moves are cut at class boundaries)."""
+    """StringContent's table for a DFA, every state at once (regular.dfa.next_states: a class is one character for
+    the DFA, its moves are cut at class boundaries)."""
     n = dfa.n_states
     moves = np.array([(s, lo, hi, t) for s, row in enumerate(dfa.moves) for lo, hi, t in row],
                      dtype=np.int64).reshape(-1, 4)
-    lex = np.full((n, len(codes)), -1, dtype=np.int32)
-    if len(moves):
-        span = MAX_CODE_POINT + 2
-        states = np.arange(n, dtype=np.int64)[:, None]
-        k = np.searchsorted(moves[:, 0] * span + moves[:, 1], states * span + codes[None, :], side="right") - 1
-        kk = np.maximum(k, 0)
-        hit = (k >= 0) & (moves[kk, 0] == states) & (codes[None, :] <= moves[kk, 2])
-        lex[hit] = moves[kk, 3][hit]
+    lex = next_states(dfa, codes).astype(np.int32)
     lex[:, ~plain] = -1
     accepting = np.zeros(n, dtype=bool)
     accepting[list(dfa.accepting)] = True
@@ -427,8 +419,8 @@ class StringRows:
 
     def _dfa(self, dfa) -> tuple:
         """(the DFA's tables, their first row in `lex` (-1: built by rows), and its own rows or None): for a DFA
-        that shares another's
-        table, (its states, their rows in `lex`, {state: row}) where its rows differ (`overrides`: moves refused)."""
+        that shares another's table, (its states, their rows in `lex`, {state: row}) where its rows differ
+        (`overrides`: moves refused)."""
         found = self._dfas.get(id(dfa))
         if found is not None:
             return found
@@ -436,7 +428,7 @@ class StringRows:
         if shared is not None:
             content, first, _ = self._dfa(shared)
             ds, rows = dfa.overrides(content.lex)
-            at = self._stack(rows, content.run[ds] * 0, np.zeros(len(ds), dtype=bool))  # (claims nothing)
+            at = self._stack(rows, np.zeros(len(ds), dtype=np.int64), np.zeros(len(ds), dtype=bool))  # (claims nothing)
             self.loops[at:at + len(ds)] = self.loops[first + ds]  # (a refused move was no loop)
             own = (ds, np.arange(at, at + len(ds)), dict(zip(ds.tolist(), range(at, at + len(ds)))))
             found = self._dfas[id(dfa)] = (content, first, own)

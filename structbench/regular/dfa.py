@@ -15,6 +15,8 @@ import bisect
 import functools
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from structbench.errors import InvalidAutomaton, TooComplex
 from structbench.limits import Fuel, exceeded
 from structbench.limits import current as limits
@@ -138,6 +140,33 @@ def merge_adjacent(row) -> list[Move]:
         else:
             out.append((lo, hi, target))
     return out
+
+
+def next_states(dfa: DFA, codes) -> np.ndarray:
+    """next[s, k]: the state `dfa` moves to from state s on the code point codes[k] (-1: none), every state at
+    once in one sorted search among all its moves. Where codes start classes the DFA does not cut (each class one
+    character for it), that is the move of every character of the class."""
+    codes = np.asarray(codes, dtype=np.int64)
+    n = dfa.n_states
+    moves = np.array([(s, lo, hi, t) for s, row in enumerate(dfa.moves) for lo, hi, t in row],
+                     dtype=np.int64).reshape(-1, 4)
+    out = np.full((n, len(codes)), -1, dtype=np.int64)
+    if len(moves):
+        span = MAX_CODE_POINT + 2
+        states = np.arange(n, dtype=np.int64)[:, None]
+        k = np.searchsorted(moves[:, 0] * span + moves[:, 1], states * span + codes[None, :], side="right") - 1
+        kk = np.maximum(k, 0)
+        hit = (k >= 0) & (moves[kk, 0] == states) & (codes[None, :] <= moves[kk, 2])
+        out[hit] = moves[kk, 3][hit]
+    return out
+
+
+def move_shape(dfa: DFA, state: int) -> tuple[tuple, list[int]]:
+    """State's moves with their targets renumbered in order of appearance, and the targets in that order: two
+    states of one shape move alike but for where they go (a maxLength counter's states, all but its last)."""
+    ranks: dict[int, int] = {}
+    shape = tuple((lo, hi, ranks.setdefault(target, len(ranks))) for lo, hi, target in dfa.moves[state])
+    return shape, list(ranks)
 
 
 def compile_pattern(pattern: str, safe_classes: bool = False, accept_absorbs: bool = False) -> DFA:
