@@ -64,6 +64,7 @@ class TrieDense(LazyDense):
         self._hinted: set[int] = set()  # states whose hints are applied to their rows (_apply_hints)
         self._strings = StringRows(boundaries, self._trie_depth, self._escaped_at, self._closed_at)
         self.compiled = trie_walk.compiled()
+        self._walk_setup: tuple | None = None  # what every mask's walk starts from (_set_up_walks)
         super().__init__(machine, boundaries, vocab)
 
     def id_of(self, state) -> int:
@@ -116,16 +117,15 @@ class TrieDense(LazyDense):
     def mask_packed(self, i: int) -> tuple[np.ndarray, int]:
         """The allowed tokens at state i as int32 words (structbench.masking.bitmask's layout), and the trie nodes
         looked at: the compiled walk sets the bits itself, so no boolean row over the vocabulary is made."""
-        vc = vocab_codes(self.vocab)
         if not self.compiled:
             allowed, steps = super().mask(i)
             return pack_bits(allowed), steps
-        bits = np.zeros(-(-vc.size // 32) * 4, dtype=np.uint8)  # whole int32 words
+        vc, index, n_bytes = self._walk_setup or self._set_up_walks()
+        bits = np.zeros(n_bytes, dtype=np.uint8)
         if self._accepting[i]:
             bits[vc.eos_id >> 3] |= np.uint8(1 << (vc.eos_id & 7))
-        if not len(vc.token_ids):
+        if index is None:  # a vocabulary of no token but the end
             return bits.view("<i4"), 0
-        index = self._token_index(vc)
         strings = self._strings
         counted = 0
         if self._enter[i] >= 0:
@@ -155,6 +155,14 @@ class TrieDense(LazyDense):
                                self._fill, strings, bits, skip_plain=total or bool(counted),
                                refuses_controls=refuses_controls)
         return bits.view("<i4"), steps
+
+    def _set_up_walks(self) -> tuple:
+        """(the vocabulary's codes, its index over these classes or None where it has no token to walk, the bytes of
+        a mask's bits in whole int32 words), found at the first mask and kept: each mask starts from them."""
+        vc = vocab_codes(self.vocab)
+        index = self._token_index(vc) if len(vc.token_ids) else None
+        self._walk_setup = (vc, index, -(-vc.size // 32) * 4)
+        return self._walk_setup
 
     def _lex_refuses_controls(self, lex_row: int) -> bool:
         """Whether string mode's lex row refuses every control character (asked once per row)."""

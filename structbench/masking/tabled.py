@@ -141,13 +141,19 @@ class TabledConstraint:
             self.work.masks_shared += 1
             return
         packed = getattr(self.dense, "mask_packed", None) if self.split is None else None
-        with fueled(Fuel("mask_steps", "one mask"), self.dense, *self._split_denses()):
-            if self.split is not None:
-                allowed, steps = self.split.mask(self.dense.states[state])
-            elif packed is not None:
+        if packed is not None:  # (fueled, inline: one dense, and this is every lazy mask's path)
+            dense = self.dense
+            outer, dense.fuel = dense.fuel, Fuel("mask_steps", "one mask")
+            try:
                 allowed, (bits, steps) = None, packed(state)
-            else:
-                allowed, steps = self.dense.mask(state)
+            finally:
+                dense.fuel = outer
+        else:
+            with fueled(Fuel("mask_steps", "one mask"), self.dense, *self._split_denses()):
+                if self.split is not None:
+                    allowed, steps = self.split.mask(self.dense.states[state])
+                else:
+                    allowed, steps = self.dense.mask(state)
         if allowed is not None:
             allowed.flags.writeable = False  # shared by every step that reaches this state
             self.table[state] = allowed
@@ -730,10 +736,7 @@ def index_vocabulary(vocab: Vocabulary) -> None:
     token_reach(vocab)
     free_escapes()  # free text's escape as a DFA: the string syntax alone, the same for every schema
     if trie_walk.compiled():
-        index.below, index.run_end  # noqa: B018 - built now, untimed
-        index.walk_buffers()
-        trie_walk.trie_arrays(index.trie)
-        trie_walk.machine_modes(index.trie)
+        trie_walk.walk_constants(index)  # the index's arrays and the walk's buffers, built now, untimed
         trie_walk.warm_up()
 
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import importlib.util
 from functools import cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -59,11 +60,14 @@ NEED_CELL, NEED_ROW, NEED_EXIT, NEED_CLOSE = 0, 1, 2, 3
 def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_row, row_base, lex_exit, lex_close, plain,
           node_classes,
           below, height, subtree, run_end, lo, hi, states, modes, token_at, allowed, cov_starts, cov_ends, n_cov,
-          pend_nodes, pend_ends, pend_states, pend_kinds, stack_size, skip_plain, plain_jump):
+          pend_nodes, pend_ends, pend_states, pend_kinds, stack_size, skip_plain, plain_jump, first_end, end_ids,
+          dup_ids, dup_of):
     """Read the sibling ranges lo[r]:hi[r] from states[r] in modes[r], and their subtrees. Sets in `allowed` (bits) the
     token ending at each node read (token_at[node], -1 for none), and appends to cov_starts/cov_ends (after the
     n_cov ranges there) the node range of each subtree taken whole (its tokens are gathered after the last round);
     returns the pending ranges' count (written to pend_*), the nodes looked at, and the covered ranges' count.
+    A round that leaves nothing pending is the walk's last: it allows the tokens of every covered range and the
+    duplicates itself, not in two more compiled calls from Python (a call costs more than most of these loops).
     A lookup depends on the node's class alone, so a refused node drops the run of its siblings with its class
     (`run_end`: Llama 3's root has 3,970 non-ASCII children in the checker's three non-ASCII classes), and a
     pending one sets the run aside as one range. With skip_plain, siblings on a plain path whose subtrees hold
@@ -172,26 +176,22 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_row, ro
             st_end[top] = node + subtree[node]
             st_state[top] = nxt
             st_mode[top] = mode
-    return n_pend, steps, n_cov
-
-
-def _gather_covered(first_end, end_ids, allowed, cov_starts, cov_ends, n_cov):
-    """Allow (set the bit of) the tokens ending inside the n_cov covered node ranges: the token-ending nodes of a
-    range a:b are ends[first_end[a]:first_end[b]] (first_end: per node, the first token end at or after it), so a
-    range costs its tokens alone, however far apart the ranges lie."""
+    if n_pend:
+        return n_pend, steps, n_cov
+    # The last round: the tokens ending inside the covered node ranges (a range a:b's are
+    # end_ids[first_end[a]:first_end[b]], first_end: per node, the first token end at or after it, so a range costs
+    # its tokens alone, however far apart the ranges lie), then each token spelled like another (dup_ids[k]) where
+    # that one (dup_of[k]) is allowed.
     for r in range(n_cov):
         for k in range(first_end[cov_starts[r]], first_end[cov_ends[r]]):
             t = end_ids[k]
             allowed[t >> 3] |= np.uint8(1 << (t & 7))
-
-
-def _copy_bits(allowed, dup_ids, dup_of):
-    """Each token dup_ids[k] allowed where dup_of[k] is (tokens spelled like another)."""
     for k in range(dup_ids.shape[0]):
         t = dup_of[k]
         if allowed[t >> 3] >> (t & 7) & 1:
             d = dup_ids[k]
             allowed[d >> 3] |= np.uint8(1 << (d & 7))
+    return n_pend, steps, n_cov
 
 
 def _next_kept(parent, subtree, skip, out):
@@ -282,17 +282,25 @@ def _class_runs(parent, subtree, node_classes, nodes, run_end):
             run_end[i] = run_end[nxt]
 
 
+class _Kernels(NamedTuple):
+    walk: object  # the walk (_walk), which allows the covered ranges' tokens and the duplicates at its last round
+    classes_below: object
+    class_runs: object
+    non_ascii_below: object
+    next_kept: object  # the two skips of plain siblings: _next_kept over _exit_skips' or the plain subtrees
+    exit_skips: object
+
+
 @cache
-def _kernels():
-    """The compiled walk, the classes-below pass, the covered tokens' gather, the class runs, the classes below
-    from another partition's, the two skips of plain siblings and the duplicates' bits (numba imported on first
-    need: it takes a while)."""
+def _kernels() -> _Kernels:
+    """The compiled kernels (numba imported on first need: it takes a while)."""
     from numba import njit
 
-    return (njit(cache=True, nogil=True)(_walk), njit(cache=True, nogil=True)(_classes_below),
-            njit(cache=True, nogil=True)(_gather_covered), njit(cache=True, nogil=True)(_class_runs),
-            njit(cache=True, nogil=True)(_non_ascii_below), njit(cache=True, nogil=True)(_next_kept),
-            njit(cache=True, nogil=True)(_exit_skips), njit(cache=True, nogil=True)(_copy_bits))
+    def jit(f):
+        return njit(cache=True, nogil=True)(f)
+
+    return _Kernels(jit(_walk), jit(_classes_below), jit(_class_runs), jit(_non_ascii_below), jit(_next_kept),
+                    jit(_exit_skips))
 
 
 @cache
@@ -303,14 +311,14 @@ def compiled() -> bool:
 
 def classes_below(parent: np.ndarray, node_classes: np.ndarray, n_words: int) -> tuple[np.ndarray, np.ndarray]:
     """Per node, the classes below it as bits, and how deep its subtree goes."""
-    return _kernels()[1](parent, node_classes, n_words)
+    return _kernels().classes_below(parent, node_classes, n_words)
 
 
 def non_ascii_below(ascii_below: np.ndarray, parent: np.ndarray, node_classes: np.ndarray, non_ascii: np.ndarray,
                     n_words: int) -> np.ndarray:
     """`below` from another partition's where both make every ASCII character a class of its own (see
     _non_ascii_below): only the non-ASCII nodes' ancestors are walked."""
-    return _kernels()[4](ascii_below, parent, node_classes, non_ascii, n_words)
+    return _kernels().non_ascii_below(ascii_below, parent, node_classes, non_ascii, n_words)
 
 
 def class_runs(trie, node_classes: np.ndarray, ascii_own: bool) -> np.ndarray:
@@ -322,7 +330,7 @@ def class_runs(trie, node_classes: np.ndarray, ascii_own: bool) -> np.ndarray:
         next_sibling = trie.__dict__["_next_sibling"] = np.arange(n, dtype=np.int64) + trie.subtree
     run_end = next_sibling.copy()
     nodes = trie.non_ascii if ascii_own else np.arange(n, dtype=np.int64)
-    _kernels()[3](trie.parent, trie.subtree, node_classes, nodes, run_end)
+    _kernels().class_runs(trie.parent, trie.subtree, node_classes, nodes, run_end)
     return run_end
 
 
@@ -335,8 +343,9 @@ def trie_arrays(trie) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if found is None:
         first_end = np.searchsorted(trie.ends, np.arange(trie.size + 1, dtype=np.int64)).astype(np.int64)
         nonplain_next, exit_next = np.empty(trie.size, dtype=np.int64), np.empty(trie.size, dtype=np.int64)
-        _kernels()[5](trie.parent, trie.subtree, trie.plain_subtree, nonplain_next)
-        _kernels()[5](trie.parent, trie.subtree, _kernels()[6](trie.parent, trie.codes), exit_next)
+        kernels = _kernels()
+        kernels.next_kept(trie.parent, trie.subtree, trie.plain_subtree, nonplain_next)
+        kernels.next_kept(trie.parent, trie.subtree, kernels.exit_skips(trie.parent, trie.codes), exit_next)
         found = trie.__dict__["_walk_arrays"] = (first_end, nonplain_next, exit_next)
     return found
 
@@ -382,25 +391,22 @@ def bool_bits(on: np.ndarray, n_words: int) -> np.ndarray:
 
 def warm_up() -> None:
     """Compile the walk now (or load it from numba's cache), with the argument types masks use."""
-    walk_kernel, below_kernel, gather_kernel, runs_kernel, non_ascii_kernel, next_kernel, skips_kernel, dups_kernel = \
-        _kernels()
+    kernels = _kernels()
     one = np.zeros(1, dtype=np.int64)
     unknown = np.full(1, UNKNOWN, dtype=np.int64)
-    walk_kernel(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), one - 1,
-                np.full((1, 1), -1, dtype=np.int32), one.copy(), np.zeros((1, 1), np.uint64), one.copy(), one.copy(),
-                unknown, unknown.copy(),
-                np.zeros(1, np.uint64), np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one.copy(),
-                np.ones(1, np.int64), one + 1, one, one + 1, one, one.copy(), np.full(1, -1, np.int64),
-                np.zeros(1, np.uint8), one.copy(), one.copy(), 0, one.copy(), one.copy(), one.copy(), one.copy(), 3,
-                False, one.copy())
-    below_kernel(np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), 1)
-    gather_kernel(np.zeros(2, np.int64), np.zeros(1, np.int64), np.zeros(1, np.uint8), one.copy(), one.copy(), 0)
-    dups_kernel(np.zeros(1, np.uint8), one.copy(), one.copy())
-    runs_kernel(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, np.int32), one.copy(), one + 1)
-    non_ascii_kernel(np.zeros((1, 3), np.uint64), np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), one.copy(), 3)
-    next_kernel(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, bool), one.copy())
-    skips_kernel(np.full(1, -1, dtype=np.int64), one.copy())
-
+    kernels.walk(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), one - 1,
+                 np.full((1, 1), -1, dtype=np.int32), one.copy(), np.zeros((1, 1), np.uint64), one.copy(), one.copy(),
+                 unknown, unknown.copy(),
+                 np.zeros(1, np.uint64), np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one.copy(),
+                 np.ones(1, np.int64), one + 1, one, one + 1, one, one.copy(), np.full(1, -1, np.int64),
+                 np.zeros(1, np.uint8), one.copy(), one.copy(), 0, one.copy(), one.copy(), one.copy(), one.copy(), 3,
+                 False, one.copy(), np.zeros(2, np.int64), np.zeros(1, np.int64), one.copy(), one.copy())
+    kernels.classes_below(np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), 1)
+    kernels.class_runs(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, np.int32), one.copy(), one + 1)
+    kernels.non_ascii_below(np.zeros((1, 3), np.uint64), np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32),
+                            one.copy(), 3)
+    kernels.next_kept(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, bool), one.copy())
+    kernels.exit_skips(np.full(1, -1, dtype=np.int64), one.copy())
 
 def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray, skip_plain: bool = False,
          refuses_controls: bool = False) -> int:
@@ -413,29 +419,23 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
     tables() -> the current (transition table, loop bits, loop bits known, string-mode row of each state) (they
     grow as states are met); fill(states, classes) computes machine cells a round left pending; `strings`
     (string mode's tables, a StringRows: rows(rows), exits_for(rows), closes_for(rows)) computes the rest."""
-    trie = index.trie
-    cov_starts, cov_ends, pend_nodes, pend_ends, pend_states, pend_kinds = index.walk_buffers()
-    first_end, nonplain_next, exit_next = trie_arrays(trie)
-    plain_jump = exit_next if refuses_controls else nonplain_next
-    lo, hi, states, modes = _first_round(trie)
+    (node_classes, below, height, subtree, run_end, token_at, stack_size, first_end, end_ids, dup_ids, dup_of,
+     cov_starts, cov_ends, pend_nodes, pend_ends, pend_states, pend_kinds, all_machine, (lo, hi, states, modes),
+     plain_jumps) = walk_constants(index)
+    plain_jump = plain_jumps[1 if refuses_controls else 0]
     states[0], modes[0] = start, mode
-    all_machine = machine_modes(trie)
+    kernel = _kernels().walk
     n_cov, total = 0, 0
     while True:
         trans, loops, known, enter = tables()
-        n_pend, steps, n_cov = _kernels()[0](trans, loops, known, enter, strings.lex, strings.run, strings.loops,
-                                             strings.lex_row,
-                                             strings.base, strings.exits, strings.closes, strings.plain,
-                                             index.node_classes, index.below, index.height, trie.subtree,
-                                             index.run_end, lo, hi, states, modes, trie.token_at, allowed, cov_starts,
-                                             cov_ends, n_cov, pend_nodes, pend_ends, pend_states, pend_kinds,
-                                             trie.depth + 2, skip_plain, plain_jump)
+        n_pend, steps, n_cov = kernel(trans, loops, known, enter, strings.lex, strings.run, strings.loops,
+                                      strings.lex_row, strings.base, strings.exits, strings.closes, strings.plain,
+                                      node_classes, below, height, subtree, run_end, lo, hi, states, modes, token_at,
+                                      allowed, cov_starts, cov_ends, n_cov, pend_nodes, pend_ends, pend_states,
+                                      pend_kinds, stack_size, skip_plain, plain_jump, first_end, end_ids, dup_ids,
+                                      dup_of)
         total += steps
         if not n_pend:
-            if n_cov:
-                _kernels()[2](first_end, trie.end_ids, allowed, cov_starts, cov_ends, n_cov)
-            if len(trie.dup_ids):  # tokens spelled like another: allowed with it
-                _kernels()[7](allowed, trie.dup_ids, trie.dup_of)
             return total
         # What the round set aside, computed in Python; the next round walks those runs again, from the same states.
         # (A round is a few dozen NumPy calls at most: kinds absent from it cost none.)
@@ -445,15 +445,31 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
         hi = pend_ends[:n_pend].copy()
         counts = np.bincount(kinds, minlength=4)
         if counts[NEED_CELL] == n_pend:  # machine cells alone (most rounds)
-            fill(states, index.node_classes[lo])
+            fill(states, node_classes[lo])
             modes = all_machine[:n_pend]
         else:
             cell = kinds == NEED_CELL
             if counts[NEED_CELL]:
-                fill(states[cell], index.node_classes[lo[cell]])
+                fill(states[cell], node_classes[lo[cell]])
             for kind, compute in ((NEED_ROW, strings.rows), (NEED_EXIT, strings.exits_for),
                                   (NEED_CLOSE, strings.closes_for)):
                 if counts[kind]:
                     compute(sorted(set(states[kinds == kind].tolist())))
             modes = np.where(cell, MACHINE, STRING).astype(np.int64)
         total -= n_pend  # looked at again next round: count each node once
+
+
+def walk_constants(index) -> tuple:
+    """What every walk over this index passes the kernel unchanged (the index's arrays, the tree's, the scratch
+    buffers, the first round's range), and the two sibling jumps (trie_arrays: plain-only subtrees, and those
+    too where control characters are refused), gathered once: a mask costs a few microseconds outside the
+    kernel, and a dozen lookups on the tree each were a good part of them."""
+    found = index.__dict__.get("_walk_constants")
+    if found is None:
+        trie = index.trie
+        first_end, nonplain_next, exit_next = trie_arrays(trie)
+        found = index.__dict__["_walk_constants"] = (
+            index.node_classes, index.below, index.height, trie.subtree, index.run_end, trie.token_at, trie.depth + 2,
+            first_end, trie.end_ids, trie.dup_ids, trie.dup_of, *index.walk_buffers(), machine_modes(trie),
+            _first_round(trie), (nonplain_next, exit_next))
+    return found
