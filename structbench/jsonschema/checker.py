@@ -118,6 +118,7 @@ class SchemaChecker(ObjectKeys):
         self._ordered = key_order == "schema"
         self.steps_taken = 0  # every step, the alternatives of a union included: what work budgets draw on
         self._key_indexes: dict = {}  # node id -> its property names sorted, and their children (ObjectKeys)
+        self._writable: dict = {}  # node id -> its property names whose value can be written (ObjectKeys)
         self._key_tries: dict = {}  # key context (its frame, text "") -> the DFA of its plain characters (ObjectKeys)
         self._trie_of_top: dict = {}  # a key's frame -> key_trie's answer for it
         self._key_states: dict = {}  # object node id -> its keys' product of names and key DFAs (ObjectKeys)

@@ -130,7 +130,21 @@ class ObjectKeys:
         node = self.nodes[frame.node]
         if node.max_props is not None and frame.count >= node.max_props:
             return False
-        return next(self._available_from(frame, ""), None) is not None or self._others_allowed(frame)
+        if self._others_allowed(frame):  # (first: most objects take other keys, and that needs no name looked at)
+            return True
+        if not self._ordered and node.max_props is None and node.key_dfa is None:
+            # A property name is available where one that can be written is unused: not a scan past used names
+            # (one a key: _available_from, from the first name, is quadratic in the names over an object).
+            return not self._writable_names(frame.node) <= frame.seen
+        return next(self._available_from(frame, ""), None) is not None
+
+    def _writable_names(self, node_id: int) -> frozenset[str]:
+        """The node's property names whose value can be written (`_is_available`'s test but `seen`)."""
+        found = self._writable.get(node_id)
+        if found is None:
+            found = self._writable[node_id] = frozenset(
+                name for name, child in self._key_index(node_id)[1].items() if self.nodes[child].kinds)
+        return found
 
     def _may_close(self, frame: Frame) -> bool:
         node = self.nodes[frame.node]

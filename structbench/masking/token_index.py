@@ -167,13 +167,14 @@ class TokenIndex:
 
     def walk_buffers(self) -> tuple[np.ndarray, ...]:
         """The walk's scratch arrays, one entry a node (a node's subtree is covered, or its run pending, at most once
-        a walk): covered ranges' starts and ends, pending runs' first nodes and ends, states and kinds. Allocated once
-        per vocabulary and shared by every index over it (walks run one at a time): fresh megabytes per mask, or per
-        schema with classes of its own, cost more in page faults than the walk."""
+        a walk): covered ranges' starts and ends, then two sets of pending runs' first nodes, ends, states and kinds
+        (a round reads the runs the last one set aside in one set while it writes the next in the other). Allocated
+        once per vocabulary and shared by every index over it (walks run one at a time): fresh megabytes per mask,
+        or per schema with classes of its own, cost more in page faults than the walk."""
         buffers = self.trie.__dict__.get("_walk_buffers")
         if buffers is None:
             buffers = self.trie.__dict__["_walk_buffers"] = tuple(np.empty(self.trie.size, dtype=np.int64)
-                                                                  for _ in range(6))
+                                                                  for _ in range(10))
         return buffers
 
     @cached_property

@@ -420,13 +420,14 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
     grow as states are met); fill(states, classes) computes machine cells a round left pending; `strings`
     (string mode's tables, a StringRows: rows(rows), exits_for(rows), closes_for(rows)) computes the rest."""
     (node_classes, below, height, subtree, run_end, token_at, stack_size, first_end, end_ids, dup_ids, dup_of,
-     cov_starts, cov_ends, pend_nodes, pend_ends, pend_states, pend_kinds, all_machine, (lo, hi, states, modes),
+     cov_starts, cov_ends, pend_this, pend_other, all_machine, (lo, hi, states, modes),
      plain_jumps) = walk_constants(index)
     plain_jump = plain_jumps[1 if refuses_controls else 0]
     states[0], modes[0] = start, mode
     kernel = _kernels().walk
     n_cov, total = 0, 0
     while True:
+        pend_nodes, pend_ends, pend_states, pend_kinds = pend_this
         trans, loops, known, enter = tables()
         n_pend, steps, n_cov = kernel(trans, loops, known, enter, strings.lex, strings.run, strings.loops,
                                       strings.lex_row, strings.base, strings.exits, strings.closes, strings.plain,
@@ -437,17 +438,16 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
         total += steps
         if not n_pend:
             return total
-        # What the round set aside, computed in Python; the next round walks those runs again, from the same states.
-        # (A round is a few dozen NumPy calls at most: kinds absent from it cost none.)
-        lo = pend_nodes[:n_pend].copy()
-        states = pend_states[:n_pend].copy()
-        kinds = pend_kinds[:n_pend]
-        hi = pend_ends[:n_pend].copy()
-        counts = np.bincount(kinds, minlength=4)
-        if counts[NEED_CELL] == n_pend:  # machine cells alone (most rounds)
+        # What the round set aside, computed in Python; the next round walks those runs again, from the same states,
+        # and sets aside into the other buffers. (A round is a few dozen NumPy calls at most: kinds absent from it
+        # cost none.)
+        lo, hi, states, kinds = pend_nodes[:n_pend], pend_ends[:n_pend], pend_states[:n_pend], pend_kinds[:n_pend]
+        pend_this, pend_other = pend_other, pend_this
+        if not kinds.any():  # machine cells alone (NEED_CELL is 0: most rounds)
             fill(states, node_classes[lo])
             modes = all_machine[:n_pend]
         else:
+            counts = np.bincount(kinds, minlength=4)
             cell = kinds == NEED_CELL
             if counts[NEED_CELL]:
                 fill(states[cell], node_classes[lo[cell]])
@@ -468,8 +468,10 @@ def walk_constants(index) -> tuple:
     if found is None:
         trie = index.trie
         first_end, nonplain_next, exit_next = trie_arrays(trie)
+        buffers = index.walk_buffers()
         found = index.__dict__["_walk_constants"] = (
             index.node_classes, index.below, index.height, trie.subtree, index.run_end, trie.token_at, trie.depth + 2,
-            first_end, trie.end_ids, trie.dup_ids, trie.dup_of, *index.walk_buffers(), machine_modes(trie),
+            first_end, trie.end_ids, trie.dup_ids, trie.dup_of, *buffers[:2], buffers[2:6], buffers[6:10],
+            machine_modes(trie),
             _first_round(trie), (nonplain_next, exit_next))
     return found
