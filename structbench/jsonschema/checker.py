@@ -309,12 +309,15 @@ class SchemaChecker(ObjectKeys):
         return found
 
     def _number_alike(self, node_id: int, at: int, among: str | None = None) -> dict[str, str] | None:
-        """alike for a number's DFA at state `at`: the characters (of `among`, if given) it sends to one state."""
-        key = (node_id, at, among)
+        """alike for a number's DFA at state `at`: the characters (of `among`, if given) it sends to one state.
+        Kept per DFA, not per node: nodes of one type and bounds share their DFA (compile_pattern keeps it), and
+        the groups are its moves' alone. (The nodes keep their DFAs alive, so an id stays its DFA's.)"""
+        dfa = self.nodes[node_id].number_dfa
+        key = (id(dfa), at, among)
         found = self._number_groups.get(key, False)
         if found is False:
             groups: dict[int, list[str]] = {}
-            for lo, hi, target in self.nodes[node_id].number_dfa.moves[at]:
+            for lo, hi, target in dfa.moves[at]:
                 for c in range(lo, min(hi, lo + 64) + 1):
                     if among is None or chr(c) in among:
                         groups.setdefault(target, []).append(chr(c))
