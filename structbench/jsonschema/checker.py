@@ -127,7 +127,7 @@ class SchemaChecker(ObjectKeys):
         self._number_reads: dict = {}  # (node id, number DFA state) -> the characters the DFA moves on (may_read)
         self._string_reads: dict = {}  # (node id, string DFA state) -> the same for a checked string's DFA
         self._string_plains: dict = {}  # (node id, string DFA state) -> its plain_default
-        self._number_groups: dict = {}  # (node id, number DFA state, characters) -> the alike ones (alike)
+        self._number_groups: dict = {}  # (id of the number DFA, its state, characters) -> the alike ones (alike)
         self._escape_groups: dict = {}  # (id of the string DFA, escape, its moves there) -> the alike ones (alike)
         self._key_groups: dict = {}  # (node id, key text or OTHER, its DFA states) -> the alike ones (alike)
         self._seen_reads: dict = {}  # an object's frame after a value -> what tokens read of its used keys (mask_key)

@@ -64,7 +64,7 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_row, ro
           dup_ids, dup_of):
     """Read the sibling ranges lo[r]:hi[r] from states[r] in modes[r], and their subtrees. Sets in `allowed` (bits) the
     token ending at each node read (token_at[node], -1 for none), and appends to cov_starts/cov_ends (after the
-    n_cov ranges there) the node range of each subtree taken whole (its tokens are gathered after the last round);
+    n_cov ranges there) the node range of each subtree taken whole (its tokens are gathered at the last round);
     returns the pending ranges' count (written to pend_*), the nodes looked at, and the covered ranges' count.
     A round that leaves nothing pending is the walk's last: it allows the tokens of every covered range and the
     duplicates itself, not in two more compiled calls from Python (a call costs more than most of these loops).
@@ -407,6 +407,7 @@ def warm_up() -> None:
                             one.copy(), 3)
     kernels.next_kept(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, bool), one.copy())
     kernels.exit_skips(np.full(1, -1, dtype=np.int64), one.copy())
+
 
 def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray, skip_plain: bool = False,
          refuses_controls: bool = False) -> int:
