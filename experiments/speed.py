@@ -93,3 +93,27 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
             "wall_ms": (time.perf_counter() - t_walk) * 1000,
         })
     return rows
+
+
+def main(argv=None) -> int:
+    """python -m structbench.experiments.speed [RESULTS_DIR]: the stored speed rows' summary (the one the sweep
+    prints at its end): the fresh answer per task and strategy, then mask time per step per strategy."""
+    import argparse
+
+    from structbench.bench.store import read_results
+    from structbench.report.summary import format_summary
+
+    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    parser.add_argument("results_dir", nargs="?", default="results")
+    args = parser.parse_args(argv)
+    df = read_results(args.results_dir, "speed")
+    df = df[df["kind"] == "speed"] if "kind" in df else df
+    if df.empty:
+        print(f"no speed rows in {args.results_dir}/speed: run python -m structbench +sweep=speed")
+        return 1
+    print(format_summary(df, f"{args.results_dir}/speed"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

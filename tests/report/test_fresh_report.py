@@ -1,6 +1,7 @@
 """The fresh yardstick's table and figure, from hand-made stored rows: each metric's population and
 percentiles checked against numpy, the ratios to llguidance, the same-walks scope, every outcome counted; the
-figure drawn from the store; and the speed sweep's fresh answer (compile + walk 0's masks)."""
+figure drawn from the store; and the speed sweep's fresh answer (compile + walk 0's masks), printed from a store by
+python -m structbench.experiments.speed."""
 
 import math
 
@@ -123,3 +124,23 @@ def test_the_speed_sweeps_fresh_answer_is_compile_plus_walk_zeros_masks():
     assert got.loc["tabled", "fresh_answer_ms"] == pytest.approx(11.5)
     assert got.loc["tabled", "cold_walk_masks_ms"] == pytest.approx(1.5)
     assert got.loc["llguidance", "fresh_answer_ms"] == pytest.approx(2.08)
+
+
+def test_the_speed_command_prints_the_stored_summary_and_says_when_there_is_none(tmp_path, capsys):
+    from structbench.experiments.speed import main
+
+    rows = []
+    for strategy, compile_ms, masks in (("tabled", 10.0, [1000.0, 500.0]), ("llguidance", 2.0, [20.0] * 4)):
+        r = row(strategy, "-", compile_ms=compile_ms, mask_us=masks)
+        r.update(experiment="speed", kind="speed", task="age", sample=0)
+        rows.append(r)
+    path = part_path(tmp_path, "speed", "t")
+    path.parent.mkdir(parents=True)
+    write_part(rows, path)
+    assert main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "fresh answer per task" in out and "mask time per step" in out
+    fresh = {line.split()[1]: float(line.split()[-1]) for line in out.splitlines() if line.strip().startswith("age ")}
+    assert fresh == pytest.approx({"tabled": 11.5, "llguidance": 2.08})
+    assert main([str(tmp_path / "empty")]) == 1
+    assert "no speed rows" in capsys.readouterr().out
