@@ -22,7 +22,7 @@ import numpy as np
 from structbench.jsonschema.strings import dfa_live_on, escape_candidates
 from structbench.masking import trie_walk
 from structbench.regular.charsets import json_classes, json_plain
-from structbench.regular.dfa import move_shape, next_states
+from structbench.regular.dfa import move_shape, moves_array, next_states
 
 _QUOTE, _BACKSLASH = 0x22, 0x5C
 _ESCAPABLE = escape_candidates("\\")  # what an escape may stand for in checked content (strings.py)
@@ -216,9 +216,8 @@ def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray) -> np.ndarray:
     """StringContent's table for a DFA, every state at once (regular.dfa.next_states: a class is one character for
     the DFA, its moves are cut at class boundaries)."""
     n = dfa.n_states
-    moves = np.array([(s, lo, hi, t) for s, row in enumerate(dfa.moves) for lo, hi, t in row],
-                     dtype=np.int64).reshape(-1, 4)
-    lex = next_states(dfa, codes).astype(np.int32)
+    moves = moves_array(dfa)  # (the backslash's test below reads them too)
+    lex = next_states(dfa, codes, moves).astype(np.int32)
     lex[:, ~plain] = -1
     accepting = np.zeros(n, dtype=bool)
     accepting[list(dfa.accepting)] = True

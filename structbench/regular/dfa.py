@@ -142,14 +142,20 @@ def merge_adjacent(row) -> list[Move]:
     return out
 
 
-def next_states(dfa: DFA, codes) -> np.ndarray:
+def moves_array(dfa: DFA) -> np.ndarray:
+    """Every move of `dfa` as a row (state, lo, hi, target), by state then lo: what vectorised lookups search."""
+    return np.array([(s, lo, hi, t) for s, row in enumerate(dfa.moves) for lo, hi, t in row],
+                    dtype=np.int64).reshape(-1, 4)
+
+
+def next_states(dfa: DFA, codes, moves: np.ndarray | None = None) -> np.ndarray:
     """next[s, k]: the state `dfa` moves to from state s on the code point codes[k] (-1: none), every state at
-    once in one sorted search among all its moves. Where codes start classes the DFA does not cut (each class one
-    character for it), that is the move of every character of the class."""
+    once in one sorted search among all its moves (`moves_array`, made here unless the caller has it). Where codes
+    start classes the DFA does not cut (each class one character for it), that is the move of every character of
+    the class."""
     codes = np.asarray(codes, dtype=np.int64)
     n = dfa.n_states
-    moves = np.array([(s, lo, hi, t) for s, row in enumerate(dfa.moves) for lo, hi, t in row],
-                     dtype=np.int64).reshape(-1, 4)
+    moves = moves_array(dfa) if moves is None else moves
     out = np.full((n, len(codes)), -1, dtype=np.int64)
     if len(moves):
         span = MAX_CODE_POINT + 2
