@@ -228,20 +228,23 @@ class TrieDense(LazyDense):
     def _fill(self, cur: np.ndarray, cls: np.ndarray) -> None:
         if self._rows_of is not None:  # a pattern's DFA: whole rows, vectorised (LazyDense._fill, _expand_rows)
             return super()._fill(cur, cls)
-        if len(cur) <= _FEW_PENDING:  # most rounds: on a handful of nodes NumPy's cost per call is most of the work
-            cells = sorted(set(zip(cur.tolist(), cls.tolist())))
-        else:
-            states, classes = self._cells(cur, cls)
-            cells = list(zip(states.tolist(), classes.tolist()))
-        self._fill_distinct(cells)
-        # A state many nodes wait on is worth its whole row: once its loops are known, the walk takes the
-        # subtrees it loops on whole (a free string's content).
+        # A state many nodes wait on is worth its whole row: once its loops are known, the walk takes the subtrees
+        # it loops on whole (a free string's content). Its row first: its cells are then all known, and are not
+        # gathered, hinted and looked up one by one (after a value's colon and a space, ~90 classes of one state).
         if len(cur) >= _BUSY:
             counts = np.bincount(cur)
             busy = np.flatnonzero(counts >= _BUSY)
             busy = busy[~self._expanded[busy]]
             if len(busy):
                 self._expand(busy)
+                rest = ~self._expanded[cur]
+                cur, cls = cur[rest], cls[rest]
+        if len(cur) <= _FEW_PENDING:  # most rounds: on a handful of nodes NumPy's cost per call is most of the work
+            cells = sorted(set(zip(cur.tolist(), cls.tolist())))
+        else:
+            states, classes = self._cells(cur, cls)
+            cells = list(zip(states.tolist(), classes.tolist()))
+        self._fill_distinct(cells)
 
     def _fill_one(self, i: int, c: int) -> None:
         if self._rows_of is not None:

@@ -407,6 +407,7 @@ class LazyDense:
         self._class_masks = shared.class_masks
         self._class_lists = shared.class_lists
         self._alike_masks = shared.alike_masks
+        self._alike_classes: dict[int, tuple] = {}  # id(an alike hint) -> (it, its groups of classes): _settle_alike
         self.start = self.id_of(machine.start())
 
     # --- states, one at a time ---
@@ -536,6 +537,7 @@ class LazyDense:
             before = steps_taken(self.machine)
             row = self._trans[i].copy()
             self._settle_by_hints(i, row)
+            self._settle_alike(i, row)
             for k in (row == self.UNEXPANDED).nonzero()[0].tolist():
                 nxt = self._step_class(i, k)
                 row[k] = -1 if nxt is None else self.id_of(nxt)
@@ -583,6 +585,30 @@ class LazyDense:
             if first >= 0:
                 nxt = self._step_class(i, first)
                 row[alike] = -1 if nxt is None else self.id_of(nxt)
+
+    def _settle_alike(self, i: int, row: np.ndarray) -> None:
+        """In a row being computed whole: the unknown cells of each group of characters that step alike (the `alike`
+        hint: a number's digits), one step a group, written at once, not looked up class by class (as _step_class
+        would: where a plain_default hint holds, it comes first there, so it is left to it)."""
+        hints = self._hints_of(i)
+        alike = hints[3]
+        if alike is None or hints[1] is not None:
+            return
+        found = self._alike_classes.get(id(alike))
+        if found is None:  # the hint's classes by the character they step like (kept with the hint: its id stays its)
+            groups: dict[str, list[int]] = {}
+            for ch, like in alike.items():
+                c = self._class_indexes(ch)[0]
+                if self.reps[c] == ch:
+                    groups.setdefault(like, []).append(c)
+            found = self._alike_classes[id(alike)] = (alike, [(like, np.array(cs)) for like, cs in groups.items()])
+        taken = hints[4]
+        for like, classes in found[1]:
+            todo = classes[row[classes] == self.UNEXPANDED]
+            if len(todo):
+                if like not in taken:
+                    taken[like] = self.machine.step(self.states[i], like)
+                row[todo] = -1 if taken[like] is None else self.id_of(taken[like])
 
     def _hints_of(self, i: int) -> list:
         """The machine's hints about state i, asked once: [may_read, plain_default, the plain step once taken, alike,
