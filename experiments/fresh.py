@@ -54,16 +54,19 @@ OUR_FRESH = ("lazy", "tabled")  # ours that the yardstick runs; the engines and 
 
 @dataclass
 class Walk:
-    """One walk of a token sequence: each mask's microseconds and allowed count, up to where it was refused."""
+    """One walk of a token sequence: each mask's microseconds and allowed count, and each advance's microseconds
+    (every step's but the end token's), up to where it was refused."""
 
     mask_us: list = field(default_factory=list)
+    advance_us: list = field(default_factory=list)
     allowed_counts: list = field(default_factory=list)
     refused_at: int | None = None  # the step whose mask (or advance) refused the walk's token
 
 
 def timed_walk(constraint, token_ids, vocab) -> Walk:
     """Every mask of the walk timed (`mask_bits`, as the speed experiment times it), each checked to allow the
-    next token; the end token is the last one, so its mask is timed too."""
+    next token, and every advance by that token timed (MaskBench times a step as compute_mask and commit_token);
+    the end token is the last one, so its mask is timed too (it has no advance)."""
     walk, state = Walk(), constraint.start()
     for step, tid in enumerate(token_ids):
         t = time.perf_counter_ns()
@@ -75,11 +78,14 @@ def timed_walk(constraint, token_ids, vocab) -> Walk:
             return walk
         walk.allowed_counts.append(int(np.count_nonzero(allowed)))
         if tid != vocab.eos_id:
+            t = time.perf_counter_ns()
             try:
                 state = constraint.advance(state, tid)
             except TokenRejected:
                 walk.refused_at = step
                 return walk
+            finally:
+                walk.advance_us.append((time.perf_counter_ns() - t) / 1000.0)
     return walk
 
 
@@ -180,8 +186,9 @@ def _walks(constraint, candidates, compiled, vocab, timeout_s: float) -> dict:
     with compile_limit(timeout_s):
         warm = timed_walk(constraint, ids, vocab)
     row = {"instance": index, "sample": index, "text": text, "n_tokens": len(ids) - 1, "referee_valid": True,
-           "accepted": True, "mask_us": cold.mask_us, "allowed_counts": cold.allowed_counts,
-           "warm_mask_us": warm.mask_us, "work_chars": chars, "masks_built": built}
+           "accepted": True, "mask_us": cold.mask_us, "advance_us": cold.advance_us,
+           "allowed_counts": cold.allowed_counts, "warm_mask_us": warm.mask_us, "warm_advance_us": warm.advance_us,
+           "work_chars": chars, "masks_built": built}
     if warm.refused_at is not None or warm.allowed_counts != cold.allowed_counts:
         step = warm.refused_at if warm.refused_at is not None else next(
             k for k, (a, b) in enumerate(zip(warm.allowed_counts, cold.allowed_counts)) if a != b)

@@ -60,7 +60,7 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
     rows = []
     for sample in tqdm(range(settings.n), desc=trial.label, disable=not progress, leave=False):
         chars0, reads0, built0 = constraint.work.chars, constraint.work.reads, constraint.work.masks_built
-        mask_us, allowed_counts = [], []
+        mask_us, advance_us, allowed_counts = [], [], []
         t_walk = time.perf_counter()
         state = constraint.start()
         for step, tid in enumerate(token_ids):
@@ -73,7 +73,9 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
                 raise WalkError(f"strategy {strategy!r} refused token {vocab.tokens[tid]!r} at step {step} "
                                 f"of the reference answer {task.reference!r}")
             if tid != vocab.eos_id:
+                t = time.perf_counter_ns()
                 state = constraint.advance(state, tid)
+                advance_us.append((time.perf_counter_ns() - t) / 1000.0)
         rows.append({
             "sample": sample,
             "text": answer,
@@ -83,6 +85,7 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
             "attempts": 1,
             "removed_mass": [],
             "mask_us": mask_us,
+            "advance_us": advance_us,
             "allowed_counts": allowed_counts,
             "compile_ms": compile_ms,
             "compile_work_chars": compile_work,

@@ -90,6 +90,11 @@ COLUMNS: tuple[Column, ...] = (
     Column("accepted", _BOOL, "coverage: the constraint accepted the instance token by token"),
     Column("warm_mask_us", _FLOATS, "fresh: per step, the mask microseconds of the same walk again on the same "
                                     "constraint (warm; mask_us holds the cold first walk)", Kind.TIMING),
+    Column("advance_us", _FLOATS, "fresh, speed: per step with a token to take (every step but the end token's): "
+                                  "microseconds to advance the state by it; a step's time between masks is its mask "
+                                  "and its advance, as MaskBench times compute_mask and commit_token (null in parts "
+                                  "written before schema 5)", Kind.TIMING),
+    Column("warm_advance_us", _FLOATS, "fresh: advance_us of the warm walk", Kind.TIMING),
     # --- added later (null in parts written before them) ---
     Column("temperature", _FLOAT, "sampling temperature (0 = greedy; parts written before the column read as 1.0)"),
     Column("prompt", _STR, "a real model's prompt for this answer, as its chat template wrote it "

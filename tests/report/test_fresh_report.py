@@ -17,11 +17,13 @@ from structbench.report.fresh import format_fresh, fresh_table, outcome_counts, 
 from structbench.report.summary import fresh_answer_summary
 
 
-def row(strategy, schema_file, outcome="ok", compile_ms=None, mask_us=None, warm=None, text="{}", **values):
+def row(strategy, schema_file, outcome="ok", compile_ms=None, mask_us=None, warm=None, text="{}", advance=None,
+        warm_advance=None, **values):
     base = {name: None for name in ROW_SCHEMA.names}
     base.update(experiment="fresh", kind="fresh", trial_id=f"t-{strategy}", strategy=strategy, vocab="toy",
                 vocab_size=83, schema_file=schema_file, subset=schema_file.split("---")[0], outcome=outcome,
-                outcome_detail="", compile_ms=compile_ms, mask_us=mask_us, warm_mask_us=warm,
+                outcome_detail="", compile_ms=compile_ms, mask_us=mask_us, warm_mask_us=warm, advance_us=advance,
+                warm_advance_us=warm_advance,
                 text=text if outcome == "ok" else None, created_at="2026-01-01T00:00:00+00:00", **values)
     return base
 
@@ -34,9 +36,12 @@ def hand_made(rng) -> list[dict]:
         for strategy, scale in (("lazy", 100.0), ("llguidance", 1.0)):
             masks = list(rng.uniform(1, 50, int(rng.integers(2, 9))) * scale)
             outcome = "unsupported" if (k == 3 and strategy == "lazy") else "ok"
+            walked = outcome == "ok"  # every step but the end token's has an advance
             rows.append(row(strategy, f"A---{k}.json", outcome, float(rng.uniform(0.5, 30)),
-                            masks if outcome == "ok" else None, list(rng.uniform(0.1, 9, len(masks))) if
-                            outcome == "ok" else None, text=f"{{{k}}}" if k != 4 else f"{{{k}{strategy}}}"))
+                            masks if walked else None, list(rng.uniform(0.1, 9, len(masks))) if walked else None,
+                            text=f"{{{k}}}" if k != 4 else f"{{{k}{strategy}}}",
+                            advance=list(rng.uniform(0.5, 20, len(masks) - 1) * scale) if walked else None,
+                            warm_advance=list(rng.uniform(0.1, 1, len(masks) - 1)) if walked else None))
     rows.append(row("lazy", "B---nothing.json", "no_instance", 7.0))
     rows.append(row("llguidance", "B---nothing.json", "error", 0.1))
     return rows
@@ -52,12 +57,15 @@ def test_each_metric_is_numpys_percentiles_over_its_population(df):
     for strategy in ("lazy", "llguidance"):
         own = df[df["strategy"] == strategy]
         ok = own[own["outcome"] == "ok"]
+        # A step: its mask and its advance (the end token's step, the last, has none), as MaskBench times them
+        cold = [np.array(m) + np.append(a, 0.0) for m, a in zip(ok["mask_us"], ok["advance_us"])]
+        warm = [np.array(m) + np.append(a, 0.0) for m, a in zip(ok["warm_mask_us"], ok["warm_advance_us"])]
         populations = {
             "compile": own[own["outcome"].isin(["ok", "no_instance"])]["compile_ms"].to_numpy(),
             "ttfm": np.array([c + m[0] / 1000 for c, m in zip(ok["compile_ms"], ok["mask_us"])]),
-            "tbm": np.concatenate([m[1:] for m in ok["mask_us"]]),
-            "fresh": np.array([c + sum(m) / 1000 for c, m in zip(ok["compile_ms"], ok["mask_us"])]),
-            "warm": np.concatenate(list(ok["warm_mask_us"])),
+            "tbm": np.concatenate([s[1:] for s in cold]),
+            "fresh": np.array([c + sum(s) / 1000 for c, s in zip(ok["compile_ms"], cold)]),
+            "warm": np.concatenate(warm),
         }
         for metric, values in populations.items():
             got = table.loc[(strategy, metric)]
@@ -70,6 +78,16 @@ def test_each_metric_is_numpys_percentiles_over_its_population(df):
             ratio = table.loc[("lazy", metric)][q] / table.loc[("llguidance", metric)][q]
             assert table.loc[("lazy", metric)][f"{q}_vs_llguidance"] == pytest.approx(ratio)
             assert table.loc[("llguidance", metric)][f"{q}_vs_llguidance"] == pytest.approx(1.0)
+
+
+def test_rows_stored_before_advances_were_timed_count_their_masks_alone_and_are_named(df):
+    old = df.assign(advance_us=None, warm_advance_us=None)
+    table = fresh_table(old).set_index(["strategy", "metric"])
+    ok = old[(old["strategy"] == "lazy") & (old["outcome"] == "ok")]
+    assert table.loc[("lazy", "tbm")]["p50"] == pytest.approx(np.median(np.concatenate([m[1:] for m in ok["mask_us"]])))
+    walked = int((old["outcome"] == "ok").sum())
+    assert f"{walked:,} walked rows were stored before advances were timed" in format_fresh(old)
+    assert "before advances were timed" not in format_fresh(df)
 
 
 def test_same_walks_keeps_the_files_every_strategy_walked_on_the_same_instance(df):
@@ -112,18 +130,19 @@ def test_the_figure_draws_four_log_cdf_panels_from_stored_rows(tmp_path):
         fig_fresh(read_results(tmp_path, "fresh").iloc[0:0])
 
 
-def test_the_speed_sweeps_fresh_answer_is_compile_plus_walk_zeros_masks():
+def test_the_speed_sweeps_fresh_answer_is_compile_plus_walk_zeros_masks_and_advances():
     rows = pd.DataFrame([
         {"task": "age", "strategy": "tabled", "sample": 0, "compile_ms": 10.0, "mask_us": [1000.0, 500.0],
-         "vocab_size": 83},
+         "advance_us": [250.0], "vocab_size": 83},
         {"task": "age", "strategy": "tabled", "sample": 1, "compile_ms": 10.0, "mask_us": [1.0, 1.0], "vocab_size": 83},
         {"task": "age", "strategy": "llguidance", "sample": 0, "compile_ms": 2.0, "mask_us": [20.0] * 4,
          "vocab_size": 83},
     ])
     got = fresh_answer_summary(rows).set_index("strategy")
-    assert got.loc["tabled", "fresh_answer_ms"] == pytest.approx(11.5)
+    assert got.loc["tabled", "fresh_answer_ms"] == pytest.approx(11.75)
     assert got.loc["tabled", "cold_walk_masks_ms"] == pytest.approx(1.5)
-    assert got.loc["llguidance", "fresh_answer_ms"] == pytest.approx(2.08)
+    assert got.loc["tabled", "cold_walk_advances_ms"] == pytest.approx(0.25)
+    assert got.loc["llguidance", "fresh_answer_ms"] == pytest.approx(2.08)  # (no advances stored: none counted)
 
 
 def test_the_speed_command_prints_the_stored_summary_and_says_when_there_is_none(tmp_path, capsys):
