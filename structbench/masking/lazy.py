@@ -12,6 +12,7 @@ machine state is made per character, nor per escape where the text is free (stru
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from functools import cache, partial
 
 import numpy as np
@@ -96,6 +97,41 @@ class TrieDense(LazyDense):
         if self.compiled:
             self._enter[j] = self._enter[i] - at + d
         return j
+
+    def step_text(self, i: int, text: str) -> int | None:
+        """The state after `text` from state i (None: refused): a token's advance. Inside a string or a key, a run of
+        plain characters moves its DFA alone (string mode's table, as a walk reads it), and only the state where
+        the run ends is numbered, not one per character (a key's name read in one token: one state, not eight)."""
+        k, n = 0, len(text)
+        while k < n:
+            if self.compiled and self._enter[i] >= 0:
+                dfa, at = self._content_at(i)
+                strings, d = self._strings, at
+                content_states = strings.content(dfa).content_states
+                row = strings.lex_of(dfa, d)
+                while k < n:
+                    nxt = int(row[bisect_right(self._bounds, ord(text[k])) - 1])
+                    if not 0 <= nxt < content_states:  # refused, or the quote or the backslash: the machine's
+                        break
+                    if nxt != d:  # (a free string's content stays in one state: its row stays)
+                        d, row = nxt, strings.lex_of(dfa, nxt)
+                    k += 1
+                if k < n and nxt == trie_walk.CLOSE:  # the closing quote where a walk has found what follows it
+                    closed = int(strings.closes[self._enter[i] - at + d])
+                    if closed != trie_walk.UNKNOWN:
+                        if closed < 0:
+                            return None
+                        i, k = closed, k + 1
+                        continue
+                if d != at:
+                    i = self._string_state(i, d)
+                if k == n:
+                    break
+            nxt = self.step(i, text[k])
+            if nxt is None:
+                return None
+            i, k = nxt, k + 1
+        return i
 
     def _grow_arrays(self) -> None:
         """Where the table grew (LazyDense.id_of): the per-state arrays grow with it."""

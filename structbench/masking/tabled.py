@@ -98,11 +98,17 @@ class TabledConstraint:
         text = self.vocab.tokens[token_id]
         if token_id == self.vocab.eos_id or text is None:
             raise TokenRejected(f"token id {token_id} writes no text; there is no state after it")
-        nxt = state
-        for ch in text:
-            nxt = self.dense.step(nxt, ch)
-            if nxt is None:
-                raise TokenRejected(f"token {text!r} (id {token_id}) is not allowed here")
+        step_text = getattr(self.dense, "step_text", None)  # (the lazy strategy's: strings read by their DFAs)
+        if step_text is not None:
+            nxt = step_text(state, text)
+        else:
+            nxt = state
+            for ch in text:
+                nxt = self.dense.step(nxt, ch)
+                if nxt is None:
+                    break
+        if nxt is None:
+            raise TokenRejected(f"token {text!r} (id {token_id}) is not allowed here")
         self._next[(state, token_id)] = nxt
         return nxt
 

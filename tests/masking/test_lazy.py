@@ -678,3 +678,38 @@ def test_a_big_strict_objects_keys_are_read_in_string_mode(vocab):
         got, _ = trie.mask(trie.id_of(stack))
         assert np.array_equal(got, expected), (prefix, np.flatnonzero(got != expected)[:10])
         assert 5 <= expected.sum() < 1000, prefix  # (after "field_000": its digits but the used 1)
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_a_tokens_advance_reads_strings_by_their_dfas_and_lands_where_the_checker_does(vocab, name):
+    """TrieDense.step_text (the lazy strategy's advance: plain runs read by string mode's tables, a closing quote
+    by what a walk found after it) lands on the checker's own state after the token's text, and refuses where it
+    refuses; along the instance and random tokens from states a mask was walked from (their closes known) or not."""
+    schema, value = SCHEMAS[name]
+    checker = SchemaChecker(schema, "any", "lesson")
+    dense = TrieDense(checker, machine_boundaries(checker.special_chars()), vocab)
+    rng = np.random.default_rng(7)
+    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    state, strings_read, refused = dense.start, 0, 0
+    for k, tid in enumerate(vocab.encode(text)):
+        if k % 2:
+            dense.mask(state)  # its walk finds the closes a later advance may read
+        token = vocab.tokens[tid]
+        for other in rng.choice(len(vocab.tokens), size=40, replace=False).tolist():  # any tokens, most refused
+            piece = vocab.tokens[other]
+            if not piece:
+                continue
+            expected = checker.feed(dense.states[state], piece)
+            got = dense.step_text(state, piece)
+            assert (got is None) == (expected is None), (name, token, piece)
+            if got is not None:
+                assert dense.states[got] == expected, (name, token, piece)
+            refused += got is None
+        strings_read += dense._enter[state] >= 0
+        nxt = dense.step_text(state, token)
+        assert nxt is not None and dense.states[nxt] == checker.feed(dense.states[state], token), (name, token)
+        state = nxt
+    assert checker.can_end(dense.states[state])
+    assert refused
+    if "union" not in name:  # (strings under a union are the checker's: no string mode there)
+        assert strings_read  # the string-mode path was taken
