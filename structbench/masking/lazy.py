@@ -107,6 +107,8 @@ class TrieDense(LazyDense):
             if self.compiled and self._enter[i] >= 0:
                 dfa, at = self._content_at(i)
                 strings, d = self._strings, at
+                base = int(self._enter[i]) - at  # the string's first row: its DFA state d is row base + d
+                lex, lex_row = strings.lex, strings.lex_row
                 content_states = strings.content(dfa).content_states
                 row = strings.lex_of(dfa, d)
                 while k < n:
@@ -114,10 +116,11 @@ class TrieDense(LazyDense):
                     if not 0 <= nxt < content_states:  # refused, or the quote or the backslash: the machine's
                         break
                     if nxt != d:  # (a free string's content stays in one state: its row stays)
-                        d, row = nxt, strings.lex_of(dfa, nxt)
+                        d, at_row = nxt, lex_row[base + nxt]
+                        row = lex[at_row] if at_row > 0 else strings.lex_of(dfa, d)  # (0: a row not made yet)
                     k += 1
                 if k < n and nxt == trie_walk.CLOSE:  # the closing quote where a walk has found what follows it
-                    closed = int(strings.closes[self._enter[i] - at + d])
+                    closed = int(strings.closes[base + d])
                     if closed != trie_walk.UNKNOWN:
                         if closed < 0:
                             return None
