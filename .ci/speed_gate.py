@@ -2,8 +2,9 @@
 
 Absolute times on a shared machine mean little; a ratio between two strategies measured
 minutes apart on the same machine is stable enough to catch a regression of the fast path.
-Warm gates compare whole walks (per step); the cold gate compares the median cold mask after the
-first (TBM p50) over the same fresh corpus schemas, walked on the same instances (test_cold_walks).
+Warm gates compare whole walks (per step); the cold gate compares the median cold step after the
+first (TBM p50: its mask and its advance, as MaskBench times them) over the same fresh corpus schemas,
+walked on the same instances (test_cold_walks).
 """
 
 import json
