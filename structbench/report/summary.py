@@ -163,7 +163,7 @@ def format_summary(df: pd.DataFrame, where: str) -> str:
 
             parts += ["fresh schemas:", format_fresh(df[df["kind"] == "fresh"]), ""]
         if (df["kind"] == "speed").any():
-            parts += ["fresh answer per task (compile + walk 0's masks, cold):",
+            parts += ["fresh answer per task (compile + walk 0's masks and advances, cold):",
                       fresh_answer_summary(df[df["kind"] == "speed"]).to_string(index=False), ""]
         rest = df[~df["kind"].isin(("coverage", "fresh"))]
         masks = mask_time_summary(rest) if not rest.empty else pd.DataFrame()

@@ -1,7 +1,7 @@
 """The fresh yardstick's table and figure, from hand-made stored rows: each metric's population and
 percentiles checked against numpy, the ratios to llguidance, the same-walks scope, every outcome counted; the
-figure drawn from the store; and the speed sweep's fresh answer (compile + walk 0's masks), printed from a store by
-python -m structbench.experiments.speed."""
+figure drawn from the store; and the speed sweep's fresh answer (compile + walk 0's masks and advances), printed
+from a store by python -m structbench.experiments.speed."""
 
 import math
 

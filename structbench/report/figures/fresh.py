@@ -44,7 +44,7 @@ def fig_fresh(df: pd.DataFrame) -> plt.Figure:
         ax.set_xscale("log")
         ax.set_ylim(0, 1.02)
         ax.set_xlabel(f"{unit} (log scale)")
-        ax.set_ylabel("share of masks" if metric == "tbm" else "share of schemas")
+        ax.set_ylabel("share of steps" if metric == "tbm" else "share of schemas")
         ax.set_title(what, fontsize=10)
         ax.grid(which="major", color="#e5e7eb", lw=0.6)
         ax.axhline(0.5, color="#d1d5db", lw=0.8, ls="--", zorder=0)
@@ -55,12 +55,12 @@ def fig_fresh(df: pd.DataFrame) -> plt.Figure:
     fig.legend(handles=handles, frameon=False, loc="lower center", ncol=min(len(handles), 3),
                bbox_to_anchor=(0.5, 0.035))
     note = ("Each strategy over the schemas it walked: the first test instance it accepts, walked cold right after "
-            "compiling (every mask timed, the end token's included). A line crosses the dashed one at its median.\n"
+            "compiling (a step: its mask and its advance, timed). A line crosses the dashed one at its median.\n"
             "The table (python -m structbench.experiments.fresh) adds p90/p99/max, warm steps, ratios to "
             f"{REFERENCE}, and the same walks for all.")
     fig.text(0.5, 0.0, note, ha="center", va="bottom", fontsize=7.5, color=NOTE)
     vocab = ", ".join(sorted(rows["vocab"].dropna().unique()))
-    fig.suptitle(f"Fresh schemas: compile and the first answer's masks, cold ({rows['schema_file'].nunique():,} "
+    fig.suptitle(f"Fresh schemas: compile and the first answer's steps, cold ({rows['schema_file'].nunique():,} "
                  f"schemas, {vocab} vocabulary)", fontsize=11)
     fig.tight_layout(rect=(0, 0.1, 1, 0.97))
     return fig

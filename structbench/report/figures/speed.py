@@ -1,6 +1,6 @@
 """The speed sweep's figure: per task and strategy, mask time per step, compile time and the fresh answer
-(compile + walk 0's masks, cold), as points on log axes (a bar on a log axis has a length set by wherever the
-axis starts, so none are drawn)."""
+(compile + walk 0's masks and advances, cold), as points on log axes (a bar on a log axis has a length set by
+wherever the axis starts, so none are drawn)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def fig_speed(df: pd.DataFrame) -> plt.Figure:
     right.set_ylabel("compile time, ms (log scale)")
     right.set_title("Compile (tables or index included)", fontsize=10)
     cold.set_ylabel("fresh answer, ms (log scale)")
-    cold.set_title("Fresh answer: compile + walk 0's masks (cold)", fontsize=10)
+    cold.set_title("Fresh answer: compile + walk 0's masks and advances (cold)", fontsize=10)
     handles = [Line2D([], [], color=STRATEGY_COLORS.get(s, INK), marker=STRATEGY_MARKERS.get(s, "o"), ms=6, ls="none",
                       label=s) for s in strategies]
     fig.legend(handles=handles, frameon=False, loc="lower center", ncol=len(handles), bbox_to_anchor=(0.5, 0.035))
