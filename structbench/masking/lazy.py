@@ -130,8 +130,12 @@ class TrieDense(LazyDense):
                     i = self._string_state(i, d)
                 if k == n:
                     break
-            nxt = self.step(i, text[k])
-            if nxt is None:
+            c = bisect_right(self._bounds, ord(text[k])) - 1  # (LazyDense.step, inline: most advances' characters)
+            nxt = int(self._trans[i, c])
+            if nxt == self.UNEXPANDED:
+                self._fill_one(i, c)
+                nxt = int(self._trans[i, c])
+            if nxt < 0:
                 return None
             i, k = nxt, k + 1
         return i

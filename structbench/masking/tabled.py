@@ -55,6 +55,7 @@ class TabledConstraint:
         self.vocab = vocab
         self.work = WorkCounter()
         self.dense = (dense or LazyDense)(machine, boundaries, vocab)
+        self._step_text = getattr(self.dense, "step_text", None)  # (the lazy strategy's: strings read by their DFAs)
         self.table: dict[int, np.ndarray] = {}
         self._bits: dict[int, np.ndarray] = {}
         self._mask_key = mask_key
@@ -98,9 +99,8 @@ class TabledConstraint:
         text = self.vocab.tokens[token_id]
         if token_id == self.vocab.eos_id or text is None:
             raise TokenRejected(f"token id {token_id} writes no text; there is no state after it")
-        step_text = getattr(self.dense, "step_text", None)  # (the lazy strategy's: strings read by their DFAs)
-        if step_text is not None:
-            nxt = step_text(state, text)
+        if self._step_text is not None:
+            nxt = self._step_text(state, text)
         else:
             nxt = state
             for ch in text:
