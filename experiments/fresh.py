@@ -1,17 +1,18 @@
 """fresh: the fresh-schema yardstick (issue 12). A serving system meets most schemas for the first time, so
-what counts is compile plus the masks of the first answer, not warm steps over tables built long ago.
+what counts is compile plus the steps of the first answer, not warm steps over tables built long ago.
 
 Per schema of a MaskBench-format corpus and per strategy (ours, lazy or tabled, and the engines, all compiled
 through compile_constraint and walked through the one Constraint protocol): the compile, then the first
 test instance the constraint accepts (valid under the referee, spelled as the coverage experiment spells it,
-keys in schema order) walked cold with every mask timed, the end token's included, then the same walk again
-on the same constraint (warm). Timed is `mask_bits`, the call the speed experiment times, for every
-strategy; every mask is checked to allow the walk's next token before its time is kept. From one row:
+keys in schema order) walked cold with every mask and every advance timed (the end token's mask included;
+it has no advance), then the same walk again on the same constraint (warm). Timed are `mask_bits`, the call
+the speed experiment times, and `advance`, for every strategy; every mask is checked to allow the walk's next
+token before its time is kept. A step is its mask and its advance, as MaskBench's runner times compute_mask
+and commit_token together. From one row (structbench.report.fresh):
 
-    TTFM          compile + the first mask                  (MaskBench's time to first mask)
-    TBM           each cold mask after the first            (MaskBench's time between masks; the advance
-                                                             between two masks is not timed here)
-    fresh answer  compile + every cold mask of the walk
+    TTFM          compile + the first mask
+    TBM           each cold step after the first            (MaskBench's time between masks)
+    fresh answer  compile + every cold step of the walk
 
 The per-vocabulary setup (our codes and prefix tree, an engine's tokenizer info) is done once per trial
 before anything is timed. One row per schema file, failures included: the compile's outcome (unsupported,
