@@ -99,9 +99,9 @@ class TrieDense(LazyDense):
         return j
 
     def step_text(self, i: int, text: str) -> int | None:
-        """The state after `text` from state i (None: refused): a token's advance. Inside a string or a key, a run of
-        plain characters moves its DFA alone (string mode's table, as a walk reads it), and only the state where
-        the run ends is numbered, not one per character (a key's name read in one token: one state, not eight)."""
+        """LazyDense.step_text, where inside a string or a key a run of plain characters moves its DFA alone (string
+        mode's table, as a walk reads it), and only the state where the run ends is numbered, not one per character
+        (a key's name read in one token: one state, not eight)."""
         k, n = 0, len(text)
         while k < n:
             if self.compiled and self._enter[i] >= 0:

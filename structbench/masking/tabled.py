@@ -55,7 +55,6 @@ class TabledConstraint:
         self.vocab = vocab
         self.work = WorkCounter()
         self.dense = (dense or LazyDense)(machine, boundaries, vocab)
-        self._step_text = getattr(self.dense, "step_text", None)  # (the lazy strategy's: strings read by their DFAs)
         self.table: dict[int, np.ndarray] = {}
         self._bits: dict[int, np.ndarray] = {}
         self._mask_key = mask_key
@@ -99,14 +98,7 @@ class TabledConstraint:
         text = self.vocab.tokens[token_id]
         if token_id == self.vocab.eos_id or text is None:
             raise TokenRejected(f"token id {token_id} writes no text; there is no state after it")
-        if self._step_text is not None:
-            nxt = self._step_text(state, text)
-        else:
-            nxt = state
-            for ch in text:
-                nxt = self.dense.step(nxt, ch)
-                if nxt is None:
-                    break
+        nxt = self.dense.step_text(state, text)
         if nxt is None:
             raise TokenRejected(f"token {text!r} (id {token_id}) is not allowed here")
         self._next[(state, token_id)] = nxt
@@ -442,6 +434,14 @@ class LazyDense:
             self._fill_one(i, c)
             nxt = int(self._trans[i, c])
         return None if nxt < 0 else nxt
+
+    def step_text(self, i: int, text: str) -> int | None:
+        """The state after `text` from state i (None: refused): a token's advance, a character at a time."""
+        for ch in text:
+            i = self.step(i, ch)
+            if i is None:
+                return None
+        return i
 
     def expand_all(self, max_states: int) -> None:
         """Enumerate every reachable state (a finite machine); TooManyStates past the cap."""

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from structbench.bench.strategies import STRATEGIES
-from structbench.report.summary import OUTCOMES as COMPILE_OUTCOMES
+from structbench.report.summary import OUTCOMES as COMPILE_OUTCOMES, stored_list
 
 # A fresh row's outcome: the compile's (summary.OUTCOMES), then the walk's.
 OUTCOMES = COMPILE_OUTCOMES + ("no_instance", "walk_refused", "walk_timeout")
@@ -46,7 +46,7 @@ def step_us(masks, advances) -> np.ndarray:
     """A walk's microseconds per step: each mask, plus the advance by the step's token where it has one (every step
     but the end token's); masks alone in rows stored before advances were timed (advances null)."""
     steps = np.asarray(masks, dtype=float).copy()
-    if isinstance(advances, (list, tuple, np.ndarray)) and len(advances):  # (a missing value reads as None or NaN)
+    if stored_list(advances) and len(advances):
         taken = np.asarray(advances, dtype=float)
         steps[:len(taken)] += taken
     return steps
@@ -76,7 +76,7 @@ def metric_values(rows: pd.DataFrame) -> dict[str, np.ndarray]:
 def untimed_advances(df: pd.DataFrame) -> int:
     """Walked rows stored without their advances timed (before schema 5): their steps are masks alone."""
     ok = df[df["outcome"] == "ok"]
-    return int(sum(not isinstance(a, (list, tuple, np.ndarray)) for a in _column(ok, "advance_us")))
+    return int(sum(not stored_list(a) for a in _column(ok, "advance_us")))
 
 
 def percentiles(values: np.ndarray) -> dict:

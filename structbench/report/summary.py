@@ -83,6 +83,11 @@ def mask_time_summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def stored_list(value) -> bool:
+    """Whether a list column's value is stored (a part written before the column reads it as None, or NaN)."""
+    return isinstance(value, (list, tuple, np.ndarray))
+
+
 def fresh_answer_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per task and strategy of the speed sweep (and vocabulary size where it varies): the fresh answer, compile +
     every mask and advance of walk 0 (the first walk over the just-compiled constraint: cold), in ms, beside its
@@ -95,8 +100,8 @@ def fresh_answer_summary(df: pd.DataFrame) -> pd.DataFrame:
     for key, group in walks.groupby(keys, sort=True):
         masks_ms = float(np.median([np.sum(np.asarray(v, dtype=float)) for v in group["mask_us"]])) / 1000
         advances = group["advance_us"] if "advance_us" in group else [None] * len(group)
-        advances_ms = float(np.median([np.sum(np.asarray(v, dtype=float)) if isinstance(v, (list, np.ndarray))
-                                       else 0.0 for v in advances])) / 1000
+        advances_ms = float(np.median([np.sum(np.asarray(v, dtype=float)) if stored_list(v) else 0.0
+                                       for v in advances])) / 1000
         compile_ms = float(group["compile_ms"].median())
         out.append({**dict(zip(keys, key)), "compile_ms": compile_ms, "cold_walk_masks_ms": masks_ms,
                     "cold_walk_advances_ms": advances_ms, "fresh_answer_ms": compile_ms + masks_ms + advances_ms})
