@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from structbench.bench.strategies import STRATEGIES
-from structbench.report.summary import OUTCOMES as COMPILE_OUTCOMES, stored_list
+from structbench.report.summary import OUTCOMES as COMPILE_OUTCOMES
+from structbench.report.summary import stored_list
 
 # A fresh row's outcome: the compile's (summary.OUTCOMES), then the walk's.
 OUTCOMES = COMPILE_OUTCOMES + ("no_instance", "walk_refused", "walk_timeout")
