@@ -1,12 +1,14 @@
-"""speed: walk the task's reference answer token by token under a masking strategy and time every mask.
+"""speed: walk the task's reference answer token by token under a masking strategy and time every mask and advance.
 
 No model and no sampling: the same fixed, valid answer (spelled by the vocabulary's own
 tokenizer where it has one) for every strategy, so
 the per-step times compare like with like. Each step's mask is checked to
-allow the answer's next token before anything is reported. `n` walks per
-trial over one compiled constraint: walk 0 pays any lazy mask building,
-later walks show the warm cost. compile_ms counts compiling the task's grammar: the per-vocabulary
-setup (our character codes, an engine's tokenizer info) is done once beforehand and not counted.
+allow the answer's next token before anything is reported. A trial makes `cold_starts` compiles, each from what a
+new process has after the vocabulary's setup (structbench.masking.cold_start), and walks each once, cold: its first
+walk pays any lazy mask building (the fresh answer: compile + that walk's masks and advances; a single cold walk
+moves by tens of percent between runs, so the summary takes the median over the starts). The first compile is
+walked `n` times in all: the later walks show the warm cost. compile_ms counts compiling the task's grammar: the
+per-vocabulary setup (our character codes, an engine's tokenizer info) is done once beforehand and not counted.
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ import numpy as np
 from tqdm import tqdm
 
 from structbench.bench.strategies import SAMPLERS, UNCONSTRAINED, compile_constraint
-from structbench.errors import WalkError
+from structbench.errors import SettingsError, WalkError
+from structbench.limits import current as current_limits
+from structbench.limits import exceeded
 from structbench.masking import ENGINES, index_vocabulary, prepare, unpack_bits
+from structbench.masking.cold_start import cold_start
 
 
 def prepare_vocabulary(strategy: str, vocab) -> None:
@@ -52,50 +57,68 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
     token_ids = vocab.encode(answer) + [vocab.eos_id]
     if "".join(vocab.text_of(t) for t in token_ids) != answer:
         raise WalkError(f"vocabulary {vocab.name!r} does not spell {answer!r} token by token")
+    cold_starts = settings.get("cold_starts", 1)
+    if isinstance(cold_starts, bool) or not isinstance(cold_starts, int) or cold_starts < 1:
+        raise SettingsError(f"cold_starts (compiles per trial, each walked once cold) must be an integer >= 1, "
+                            f"got {cold_starts!r}")
+    if settings.n + cold_starts - 1 > current_limits().max_answers:
+        raise exceeded("max_answers", f"n={settings.n:,} walks and cold_starts={cold_starts:,} are more walks in one "
+                                      f"trial than allowed")
     prepare_vocabulary(strategy, vocab)  # per-vocabulary setup, shared by every grammar: not part of compile_ms
-    t0 = time.perf_counter()
-    constraint = compile_constraint(task, vocab, strategy, settings.key_order, settings.whitespace)
-    compile_ms = (time.perf_counter() - t0) * 1000
-    compile_work, compile_masks = constraint.work.chars, constraint.work.masks_built
     rows = []
-    for sample in tqdm(range(settings.n), desc=trial.label, disable=not progress, leave=False):
-        chars0, reads0, built0 = constraint.work.chars, constraint.work.reads, constraint.work.masks_built
-        mask_us, advance_us, allowed_counts = [], [], []
-        t_walk = time.perf_counter()
-        state = constraint.start()
-        for step, tid in enumerate(token_ids):
-            t = time.perf_counter_ns()
-            bits = constraint.mask_bits(state)  # every strategy answers in the engines' int32 bitmask layout
-            mask_us.append((time.perf_counter_ns() - t) / 1000.0)
-            allowed = unpack_bits(bits, len(vocab))
-            allowed_counts.append(int(np.count_nonzero(allowed)))
-            if not allowed[tid]:
-                raise WalkError(f"strategy {strategy!r} refused token {vocab.tokens[tid]!r} at step {step} "
-                                f"of the reference answer {task.reference!r}")
-            if tid != vocab.eos_id:
-                t = time.perf_counter_ns()
-                state = constraint.advance(state, tid)
-                advance_us.append((time.perf_counter_ns() - t) / 1000.0)
-        rows.append({
-            "sample": sample,
-            "text": answer,
-            "finished": True,
-            "category": "valid",
-            "n_tokens": len(token_ids) - 1,
-            "attempts": 1,
-            "removed_mass": [],
-            "mask_us": mask_us,
-            "advance_us": advance_us,
-            "allowed_counts": allowed_counts,
-            "compile_ms": compile_ms,
-            "compile_work_chars": compile_work,
-            "work_chars": constraint.work.chars - chars0,
-            "work_reads": constraint.work.reads - reads0,
-            "compile_masks": compile_masks,
-            "masks_built": constraint.work.masks_built - built0,
-            "wall_ms": (time.perf_counter() - t_walk) * 1000,
-        })
+    bar = tqdm(total=settings.n + cold_starts - 1, desc=trial.label, disable=not progress, leave=False)
+    for start in range(cold_starts):
+        # Each start compiles anew from what a new process has after the vocabulary's setup (cold_start: else a
+        # compile after the first would read the automata the first kept). The first start's compile is also
+        # walked n - 1 times more, warm.
+        cold_start(vocab)
+        t0 = time.perf_counter()
+        constraint = compile_constraint(task, vocab, strategy, settings.key_order, settings.whitespace)
+        compile_ms = (time.perf_counter() - t0) * 1000
+        compile_work, compile_masks = constraint.work.chars, constraint.work.masks_built
+        for walk in range(settings.n if start == 0 else 1):
+            row = _walk(constraint, token_ids, vocab, strategy, task)
+            row.update(sample=len(rows), text=answer, cold=walk == 0, compile_ms=compile_ms,
+                       compile_work_chars=compile_work, compile_masks=compile_masks)
+            rows.append(row)
+            bar.update()
+    bar.close()
     return rows
+
+
+def _walk(constraint, token_ids: list[int], vocab, strategy: str, task) -> dict:
+    """One walk of the answer's tokens: every mask and advance timed, each mask checked to allow the next token."""
+    chars0, reads0, built0 = constraint.work.chars, constraint.work.reads, constraint.work.masks_built
+    mask_us, advance_us, allowed_counts = [], [], []
+    t_walk = time.perf_counter()
+    state = constraint.start()
+    for step, tid in enumerate(token_ids):
+        t = time.perf_counter_ns()
+        bits = constraint.mask_bits(state)  # every strategy answers in the engines' int32 bitmask layout
+        mask_us.append((time.perf_counter_ns() - t) / 1000.0)
+        allowed = unpack_bits(bits, len(vocab))
+        allowed_counts.append(int(np.count_nonzero(allowed)))
+        if not allowed[tid]:
+            raise WalkError(f"strategy {strategy!r} refused token {vocab.tokens[tid]!r} at step {step} "
+                            f"of the reference answer {task.reference!r}")
+        if tid != vocab.eos_id:
+            t = time.perf_counter_ns()
+            state = constraint.advance(state, tid)
+            advance_us.append((time.perf_counter_ns() - t) / 1000.0)
+    return {
+        "finished": True,
+        "category": "valid",
+        "n_tokens": len(token_ids) - 1,
+        "attempts": 1,
+        "removed_mass": [],
+        "mask_us": mask_us,
+        "advance_us": advance_us,
+        "allowed_counts": allowed_counts,
+        "work_chars": constraint.work.chars - chars0,
+        "work_reads": constraint.work.reads - reads0,
+        "masks_built": constraint.work.masks_built - built0,
+        "wall_ms": (time.perf_counter() - t_walk) * 1000,
+    }
 
 
 def main(argv=None) -> int:

@@ -143,6 +143,10 @@ COLUMNS: tuple[Column, ...] = (
            Kind.TIMING),
     Column("log_z_hat", _FLOAT, "realdistortion, smc/awrs: this run's log Ẑ (its Ẑ is unbiased for Z = P(valid, "
                                 "ended within max_tokens)); −inf when every particle died; null for other strategies"),
+    Column("cold", _BOOL, "speed: the walk is the first over a constraint compiled just before it, after a cold "
+                          "start (what compiles kept for later schemas forgotten): its masks are built as met; the "
+                          "trial's other walks reuse the first compile's (warm). Null in parts written before "
+                          "schema 6, where walk 0 was the cold one"),
     # --- provenance ---
     Column("config_json", _STR, "the settings the trial_id hashes, as JSON"),
     Column("git_sha", _STR, "the commit the package ran from (`+dirty` for a changed work tree)", Kind.PROVENANCE),

@@ -88,24 +88,39 @@ def stored_list(value) -> bool:
     return isinstance(value, (list, tuple, np.ndarray))
 
 
+def cold_walks(df: pd.DataFrame) -> pd.Series:
+    """Per speed row: is it a cold walk (the first over a constraint just compiled: its `cold`; a part written before
+    the column made one compile per trial, and its walk 0 was the cold one)?"""
+    cold = df["cold"] if "cold" in df else pd.Series(None, index=df.index, dtype=object)
+    return cold.where(cold.notna(), df["sample"] == 0).astype(bool)
+
+
 def fresh_answer_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per task and strategy of the speed sweep (and vocabulary size where it varies): the fresh answer, compile +
-    every mask and advance of walk 0 (the first walk over the just-compiled constraint: cold), in ms, beside its
-    parts (rows stored before advances were timed count none)."""
-    walks = df[(df["sample"] == 0) & df["mask_us"].map(lambda v: v is not None and len(v) > 0)]
+    every mask and advance of a cold walk (the first over a constraint just compiled), in ms: the median over the
+    trial's cold starts, their fewest and most, beside the medians of its parts (rows stored before advances were
+    timed count none); and, where llguidance ran the task, the median's ratio to llguidance's."""
+    walks = df[cold_walks(df) & df["mask_us"].map(lambda v: v is not None and len(v) > 0)]
     if walks.empty:
         return pd.DataFrame()
     keys = ["task", "strategy"] + (["vocab_size"] if walks["vocab_size"].nunique() > 1 else [])
     out = []
     for key, group in walks.groupby(keys, sort=True):
-        masks_ms = float(np.median([np.sum(np.asarray(v, dtype=float)) for v in group["mask_us"]])) / 1000
+        masks = np.array([np.sum(np.asarray(v, dtype=float)) for v in group["mask_us"]]) / 1000
         advances = group["advance_us"] if "advance_us" in group else [None] * len(group)
-        advances_ms = float(np.median([np.sum(np.asarray(v, dtype=float)) if stored_list(v) else 0.0
-                                       for v in advances])) / 1000
-        compile_ms = float(group["compile_ms"].median())
-        out.append({**dict(zip(keys, key)), "compile_ms": compile_ms, "cold_walk_masks_ms": masks_ms,
-                    "cold_walk_advances_ms": advances_ms, "fresh_answer_ms": compile_ms + masks_ms + advances_ms})
-    return pd.DataFrame(out)
+        advances = np.array([np.sum(np.asarray(v, dtype=float)) if stored_list(v) else 0.0 for v in advances]) / 1000
+        compiles = group["compile_ms"].to_numpy(dtype=float)
+        answers = compiles + masks + advances
+        out.append({**dict(zip(keys, key)), "cold_starts": len(group), "compile_ms": float(np.median(compiles)),
+                    "cold_walk_masks_ms": float(np.median(masks)), "cold_walk_advances_ms": float(np.median(advances)),
+                    "fresh_answer_ms": float(np.median(answers)), "fewest_ms": float(answers.min()),
+                    "most_ms": float(answers.max())})
+    table = pd.DataFrame(out)
+    ref = table[table["strategy"] == "llguidance"].set_index(keys[:1] + keys[2:])["fresh_answer_ms"]
+    if len(ref):
+        at = table.set_index(keys[:1] + keys[2:]).index
+        table["vs_llguidance"] = table["fresh_answer_ms"].to_numpy() / ref.reindex(at).to_numpy()
+    return table
 
 
 def same_schemas(df: pd.DataFrame) -> pd.DataFrame:
@@ -168,11 +183,16 @@ def format_summary(df: pd.DataFrame, where: str) -> str:
 
             parts += ["fresh schemas:", format_fresh(df[df["kind"] == "fresh"]), ""]
         if (df["kind"] == "speed").any():
-            parts += ["fresh answer per task (compile + walk 0's masks and advances, cold):",
+            parts += ["fresh answer per task (compile + a cold walk's masks and advances; median over the cold "
+                      "starts, and their fewest and most):",
                       fresh_answer_summary(df[df["kind"] == "speed"]).to_string(index=False), ""]
         rest = df[~df["kind"].isin(("coverage", "fresh"))]
+        if (rest["kind"] == "speed").any():  # speed: the warm walks (the cold ones are the fresh answer's)
+            rest = rest[(rest["kind"] != "speed") | ~cold_walks(rest)]
         masks = mask_time_summary(rest) if not rest.empty else pd.DataFrame()
         if not masks.empty:
-            parts += ["mask time per step:", masks.to_string(index=False), ""]
+            title = "mask time per step (speed: warm walks, after the first over one compile):" if (
+                rest["kind"] == "speed").any() else "mask time per step:"
+            parts += [title, masks.to_string(index=False), ""]
         parts.append(f"rows: {len(df)} in {where}")
         return "\n".join(parts)

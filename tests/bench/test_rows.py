@@ -45,7 +45,7 @@ def test_every_stored_trial_keeps_its_id():
     (["+sweep=validity", "task=age", "strategy=tabled", "model.noise=1.0"], "f8b17d954687a797"),
     (["+sweep=validity", "task=person", "strategy=retry", "model.noise=2.0"], "a3645f4139f285a9"),
     (["+sweep=lesson", "part=work"], "145a1d602ceb58b0"),
-    (["+sweep=speed", "task=nested5", "strategy=llguidance"], "3a3f76c406c8257c"),
+    (["+sweep=speed", "task=nested5", "strategy=llguidance"], "80c20bfde2abc3be"),  # cold_starts: 5 (schema 6)
     (["+sweep=realmodel", "model=smollm2", "task=person", "strategy=tabled", "temperature=0"], "49388a5e3361ee77"),
 ])
 def test_sweep_points_keep_their_trial_ids(compose, overrides, expected):

@@ -150,16 +150,23 @@ def test_the_speed_command_prints_the_stored_summary_and_says_when_there_is_none
 
     rows = []
     for strategy, compile_ms, masks in (("tabled", 10.0, [1000.0, 500.0]), ("llguidance", 2.0, [20.0] * 4)):
-        r = row(strategy, "-", compile_ms=compile_ms, mask_us=masks)
-        r.update(experiment="speed", kind="speed", task="age", sample=0)
-        rows.append(r)
+        for sample in (0, 1):  # a cold walk, then a warm one over the same compile
+            r = row(strategy, "-", compile_ms=compile_ms, mask_us=masks if sample == 0 else [3.0] * len(masks))
+            r.update(experiment="speed", kind="speed", task="age", sample=sample, cold=sample == 0)
+            rows.append(r)
     path = part_path(tmp_path, "speed", "t")
     path.parent.mkdir(parents=True)
     write_part(rows, path)
     assert main([str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "fresh answer per task" in out and "mask time per step" in out
-    fresh = {line.split()[1]: float(line.split()[-1]) for line in out.splitlines() if line.strip().startswith("age ")}
-    assert fresh == pytest.approx({"tabled": 11.5, "llguidance": 2.08})
+    assert "fresh answer per task" in out and "mask time per step (speed: warm walks" in out
+    lines = out.splitlines()
+    header = lines[lines.index(next(x for x in lines if x.startswith("fresh answer"))) + 1].split()
+    fresh = {line.split()[1]: dict(zip(header, line.split())) for line in lines if line.strip().startswith("age ")}
+    assert {s: float(v["fresh_answer_ms"]) for s, v in fresh.items()} == pytest.approx({"tabled": 11.5,
+                                                                                       "llguidance": 2.08})
+    assert float(fresh["tabled"]["vs_llguidance"]) == pytest.approx(11.5 / 2.08, abs=1e-3)
+    masks = lines[lines.index(next(x for x in lines if x.startswith("mask time per step"))) + 2:]
+    assert [float(x.split()[2]) for x in masks if x.split() and x.split()[0] in ("tabled", "llguidance")] == [3.0, 3.0]
     assert main([str(tmp_path / "empty")]) == 1
     assert "no speed rows" in capsys.readouterr().out

@@ -1,0 +1,67 @@
+"""The speed experiment's cold starts: each compile from a new process's caches, walked once cold, the first
+compile walked again warm; the summary's fresh answer is the median over the starts."""
+
+import pandas as pd
+import pytest
+
+from structbench.bench.runner import run_trial
+from structbench.bench.settings import Settings
+from structbench.bench.store import read_results
+from structbench.errors import LimitExceeded, SettingsError
+from structbench.report.summary import fresh_answer_summary
+from tests.helpers import settings_of
+
+
+def _settings(compose, tmp_path, *extra):
+    return Settings.from_dict(settings_of(compose(["kind=speed", "experiment=s", "task=person", "strategy=lazy",
+                                                   "vocab=toy", "key_order=schema", "n=3", f"results_dir={tmp_path}",
+                                                   "progress=false", *extra])))
+
+
+def test_each_cold_start_compiles_anew_and_walks_once_cold(compose, tmp_path):
+    run_trial(_settings(compose, tmp_path, "+cold_starts=4"))
+    df = read_results(tmp_path, "s")
+    assert df["sample"].tolist() == list(range(6))
+    assert df["cold"].tolist() == [True, False, False, True, True, True]
+    # The warm walks read the first compile's masks, each cold walk builds its own, the same ones.
+    assert (df.loc[~df["cold"], "masks_built"] == 0).all()
+    built = df.loc[df["cold"], "masks_built"]
+    assert (built > 0).all() and built.nunique() == 1
+    assert df["allowed_counts"].map(tuple).nunique() == 1  # every walk, cold or warm, the same masks
+    cold = df[df["cold"]]
+    assert cold["compile_ms"].nunique() == 4  # a compile each, timed on its own
+    assert (df.loc[~df["cold"], "compile_ms"] == cold["compile_ms"].iloc[0]).all()
+    got = fresh_answer_summary(df).iloc[0]
+    assert got["cold_starts"] == 4
+    assert got["fewest_ms"] <= got["fresh_answer_ms"] <= got["most_ms"]
+
+
+def test_one_cold_start_is_the_default_and_bad_counts_are_named(compose, tmp_path):
+    run_trial(_settings(compose, tmp_path))
+    assert read_results(tmp_path, "s")["cold"].tolist() == [True, False, False]
+    for bad in ("0", "1.5", "true"):
+        with pytest.raises(SettingsError, match="cold_starts"):
+            run_trial(_settings(compose, tmp_path / bad, f"+cold_starts={bad}"))
+    with pytest.raises(LimitExceeded, match="max_answers"):
+        run_trial(_settings(compose, tmp_path / "many", "+cold_starts=10", "+limits.max_answers=11"))
+    assert not (tmp_path / "0").exists() and not (tmp_path / "many").exists()  # nothing written
+
+
+def test_the_fresh_answer_is_the_median_over_cold_walks_with_its_range_and_ratio():
+    def walk(strategy, sample, cold, compile_ms, masks, advances=None):
+        return {"task": "age", "strategy": strategy, "sample": sample, "cold": cold, "compile_ms": compile_ms,
+                "mask_us": masks, "advance_us": advances, "vocab_size": 83}
+
+    rows = pd.DataFrame([
+        walk("lazy", 0, True, 1.0, [1000.0], [1000.0]),  # 3 ms
+        walk("lazy", 1, False, 1.0, [1.0], [1.0]),  # warm: not a fresh answer
+        walk("lazy", 2, True, 2.0, [2000.0], [1000.0]),  # 5 ms
+        walk("lazy", 3, True, 1.0, [9000.0], [0.0]),  # 10 ms
+        walk("llguidance", 0, True, 1.0, [500.0], [500.0]),  # 2 ms
+        walk("llguidance", 1, None, 9.0, [1.0]),  # a part from before the column: walk 1 was warm
+    ])
+    got = fresh_answer_summary(rows).set_index("strategy")
+    assert got.loc["lazy", ["cold_starts", "fresh_answer_ms", "fewest_ms", "most_ms"]].tolist() == [3, 5.0, 3.0, 10.0]
+    assert got.loc["lazy", "compile_ms"] == 1.0 and got.loc["lazy", "cold_walk_masks_ms"] == 2.0
+    assert got.loc["lazy", "vs_llguidance"] == pytest.approx(2.5)
+    assert got.loc["llguidance", "cold_starts"] == 1 and got.loc["llguidance", "vs_llguidance"] == 1.0

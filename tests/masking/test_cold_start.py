@@ -1,0 +1,81 @@
+"""A cold start forgets what compiles kept for later schemas, and nothing else: the next compile builds its own, with
+the same masks."""
+
+import importlib
+import json
+import pkgutil
+
+import numpy as np
+import pytest
+
+import structbench.regular
+from structbench.bench.strategies import compile_constraint
+from structbench.bench.tasks import Task
+from structbench.lm.vocab import synthetic_vocabulary
+from structbench.masking import index_vocabulary, machine_boundaries, tabled, vocab_codes
+from structbench.masking.cold_start import cold_start
+from structbench.regular import format_dfa
+from structbench.regular.kept import CONSTANT, KEPT
+
+# A pattern, a format, a multipleOf, a maxLength and a key naming a non-ASCII character (a partition of its own).
+SCHEMA = {"type": "object", "properties": {
+    "code": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]+$"}, "at": {"type": "string", "format": "date"},
+    "n": {"type": "integer", "multipleOf": 7}, "note": {"type": "string", "maxLength": 9},
+    "été": {"type": "boolean"}}, "required": ["code", "at", "n", "note", "été"]}
+VALUE = {"code": "AB-12", "at": "2024-02-29", "n": 21, "note": "ok", "été": True}
+
+
+@pytest.fixture(scope="module")
+def vocab():
+    from structbench.lm.real_vocab import MissingVocabulary, real_vocabulary
+
+    try:
+        vocab = real_vocabulary("llama3")
+    except MissingVocabulary:
+        vocab = synthetic_vocabulary(32_000)
+    index_vocabulary(vocab)
+    return vocab
+
+
+def walked_masks(vocab) -> list[bytes]:
+    task = Task("t", "schema", SCHEMA, json.dumps(VALUE, separators=(", ", ": "), ensure_ascii=False))
+    constraint = compile_constraint(task, vocab, "lazy", "any", "lesson")
+    state, masks = constraint.start(), []
+    for tid in vocab.encode(task.reference) + [vocab.eos_id]:
+        bits = constraint.mask_bits(state)
+        assert np.unpackbits(bits.view(np.uint8), bitorder="little")[tid]
+        masks.append(bits.tobytes())
+        if tid != vocab.eos_id:
+            state = constraint.advance(state, tid)
+    return masks
+
+
+def test_a_cold_start_forgets_every_schemas_kept_work_and_the_masks_stay(vocab):
+    before = walked_masks(vocab)
+    assert all(cache.cache_info().currsize for cache in KEPT), [c.__name__ for c in KEPT if not c.cache_info().currsize]
+    assert tabled._PARTITIONS
+    indexes = vocab_codes(vocab).__dict__["_token_indexes"]
+    shared = machine_boundaries().tobytes()
+    assert shared in indexes and len(indexes) > 1  # the non-ASCII key's partition has an index of its own
+    date = format_dfa("date")
+
+    cold_start(vocab)
+    assert [cache.cache_info().currsize for cache in KEPT] == [0] * len(KEPT)
+    assert not tabled._PARTITIONS
+    assert list(indexes) == [shared]  # the vocabulary's setup stays
+
+    assert walked_masks(vocab) == before
+    assert format_dfa("date") is not date  # built again, not read back
+
+
+def test_every_cache_of_the_regular_package_is_forgotten_or_constant():
+    """A cache added to structbench.regular must be listed: in KEPT (a cold start forgets it) or CONSTANT."""
+    listed = {id(cache) for cache in KEPT + CONSTANT}
+    found = []
+    for info in pkgutil.iter_modules(structbench.regular.__path__):
+        module = importlib.import_module(f"structbench.regular.{info.name}")
+        for name, value in vars(module).items():
+            if hasattr(value, "cache_info") and getattr(value, "__module__", None) == module.__name__:
+                found.append((f"{module.__name__}.{name}", id(value) in listed))
+    assert len(found) >= len(listed)
+    assert [name for name, ok in found if not ok] == []
