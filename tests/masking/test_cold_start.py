@@ -6,13 +6,11 @@ import json
 import pkgutil
 
 import numpy as np
-import pytest
 
 import structbench.regular
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
-from structbench.lm.vocab import synthetic_vocabulary
-from structbench.masking import index_vocabulary, machine_boundaries, tabled, vocab_codes
+from structbench.masking import machine_boundaries, tabled, vocab_codes
 from structbench.masking.cold_start import cold_start
 from structbench.regular import format_dfa
 from structbench.regular.kept import CONSTANT, KEPT
@@ -23,18 +21,6 @@ SCHEMA = {"type": "object", "properties": {
     "n": {"type": "integer", "multipleOf": 7}, "note": {"type": "string", "maxLength": 9},
     "été": {"type": "boolean"}}, "required": ["code", "at", "n", "note", "été"]}
 VALUE = {"code": "AB-12", "at": "2024-02-29", "n": 21, "note": "ok", "été": True}
-
-
-@pytest.fixture(scope="module")
-def vocab():
-    from structbench.lm.real_vocab import MissingVocabulary, real_vocabulary
-
-    try:
-        vocab = real_vocabulary("llama3")
-    except MissingVocabulary:
-        vocab = synthetic_vocabulary(32_000)
-    index_vocabulary(vocab)
-    return vocab
 
 
 def walked_masks(vocab) -> list[bytes]:

@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
 from structbench.jsonschema.checker import SchemaChecker
-from structbench.lm.vocab import synthetic_vocabulary
-from structbench.masking import LazyDense, PatternMachine, TrieDense, index_vocabulary, machine_boundaries, trie_walk
+from structbench.masking import LazyDense, PatternMachine, TrieDense, machine_boundaries, trie_walk
 from structbench.masking.tabled import pattern_boundaries
 from structbench.regular import compile_pattern
 
@@ -84,18 +83,6 @@ SCHEMAS = {
                           {"type": "object", "properties": {"nre": {"type": "boolean"}}}]}}},
         {"mode": "RemoveFrom", "tag": "\u00e9t\u00e9", "obj": {"tne": None, "zz": 1}}),
 }
-
-
-@pytest.fixture(scope="module")
-def vocab():
-    from structbench.lm.real_vocab import MissingVocabulary, real_vocabulary
-
-    try:
-        vocab = real_vocabulary("llama3")
-    except MissingVocabulary:
-        vocab = synthetic_vocabulary(32_000)
-    index_vocabulary(vocab)
-    return vocab
 
 
 def reached_states(checker, dense, vocab, value, rng, branches=12, separators=(", ", ": ")):
