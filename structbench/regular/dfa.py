@@ -20,7 +20,7 @@ import numpy as np
 from structbench.errors import InvalidAutomaton, TooComplex
 from structbench.limits import Fuel, exceeded
 from structbench.limits import current as limits
-from structbench.regular.charsets import MAX_CODE_POINT, contains
+from structbench.regular.charsets import MAX_CODE_POINT
 from structbench.regular.nfa import NFA
 from structbench.regular.syntax import parse_pattern
 
@@ -195,9 +195,23 @@ def _compile_pattern(pattern: str, safe_classes: bool, accept_absorbs: bool, _li
     nfa_start, nfa_accept = nfa.build(parse_pattern(pattern, safe_classes))
     edges = nfa.edges
     absorbing = frozenset({-1})
+    # The closure of a set of NFA states is the union of its members' (each found once), and a set of targets met
+    # again settles as before: the same sets, so the same DFA, its states numbered alike. Fuel is spent as if each
+    # were found anew, so what a budget refuses does not depend on what was met first.
+    closures: dict[int, frozenset[int]] = {}
+    settled: dict[frozenset[int], frozenset[int]] = {}
 
     def settle(states) -> frozenset[int]:
-        reached = nfa.closure(states)
+        states = frozenset(states)
+        reached = settled.get(states)
+        if reached is None:
+            parts = []
+            for s in states:
+                part = closures.get(s)
+                if part is None:
+                    part = closures[s] = nfa.closure((s,))
+                parts.append(part)
+            reached = settled[states] = parts[0].union(*parts[1:]) if parts else frozenset()
         fuel.spend(len(reached))
         return absorbing if accept_absorbs and nfa_accept in reached else reached
 
@@ -206,13 +220,20 @@ def _compile_pattern(pattern: str, safe_classes: bool, accept_absorbs: bool, _li
             return [(0, MAX_CODE_POINT, absorbing)]
         fuel.spend(len(current))
         labelled = [(label, t) for s in current for label, t in edges[s] if label is not None]
-        # Cut the code points into elementary segments on which every label agrees.
+        # Cut the code points into elementary segments on which every label agrees; each label's intervals then
+        # cover whole segments, found by the cuts' positions (not a search of every label per segment).
         cuts = sorted({lo for label, _ in labelled for lo, _ in label} | {hi + 1 for label, _ in labelled for _, hi in label})
-        row = []
-        for lo, nxt in zip(cuts, cuts[1:]):
-            targets = {t for label, t in labelled if contains(label, lo)}
-            if targets:
-                row.append((lo, nxt - 1, settle(targets)))
+        at = {cut: k for k, cut in enumerate(cuts)}
+        targets: list[set[int] | None] = [None] * (len(cuts) - 1)
+        for label, t in labelled:
+            for lo, hi in label:
+                for k in range(at[lo], at[hi + 1]):
+                    found = targets[k]
+                    if found is None:
+                        targets[k] = {t}
+                    else:
+                        found.add(t)
+        row = [(lo, cuts[k + 1] - 1, settle(found)) for k, (lo, found) in enumerate(zip(cuts, targets)) if found]
         return merge_adjacent(row)
 
     return crawl(settle({nfa_start}), moves_of, lambda current: current is absorbing or nfa_accept in current,
