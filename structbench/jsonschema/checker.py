@@ -57,7 +57,7 @@ from structbench.jsonschema.keys import OTHER, ObjectKeys
 from structbench.jsonschema.strings import END, escape_reads, string_step
 from structbench.limits import current as limits
 from structbench.regular import MAX_CODE_POINT
-from structbench.regular.dfa import move_shape
+from structbench.regular.dfa import move_shape, non_ascii_ends
 
 KEY_ORDERS = ("any", "schema")
 NUMBER_SYNTAXES = ("json", "lesson")
@@ -427,19 +427,15 @@ class SchemaChecker(ObjectKeys):
     def special_chars(self) -> set[str]:
         """The non-ASCII characters the checker treats individually: those in property names, and the
         ends of every non-ASCII range its string, key and number DFAs tell apart."""
-        chars = set()
+        chars, seen = set(), set()
         for node in self.nodes:
             for name, _ in node.properties:
                 chars.update(ch for ch in name if ord(ch) >= 128)
             dfas = [node.string_dfa, node.key_dfa, node.number_dfa] + [d for d, _ in node.patterns]
             for dfa in dfas:
-                if dfa is None:
-                    continue
-                for row in dfa.moves:
-                    for lo, hi, _ in row:
-                        for code in (lo, hi):
-                            if code >= 128:
-                                chars.add(chr(code))
+                if dfa is not None and id(dfa) not in seen:  # nodes share DFAs (a format's, a bound's): once each
+                    seen.add(id(dfa))
+                    chars |= non_ascii_ends(dfa)
         return chars
 
     def is_finite(self) -> bool:

@@ -47,6 +47,13 @@ def intersect(a: DFA, b: DFA) -> DFA | None:
 
     def moves_of(pair: tuple[int, int]) -> list[tuple[int, int, tuple[int, int]]]:
         ra, rb = a.moves[pair[0]], b.moves[pair[1]]
+        # One side takes every character to one state (a length counter's): the other side's moves, paired.
+        if len(ra) == 1 and ra[0][0] == 0 and ra[0][1] == MAX_CODE_POINT:
+            ta = ra[0][2]
+            return [(lo, hi, (ta, tb)) for lo, hi, tb in rb]
+        if len(rb) == 1 and rb[0][0] == 0 and rb[0][1] == MAX_CODE_POINT:
+            tb = rb[0][2]
+            return [(lo, hi, (ta, tb)) for lo, hi, ta in ra]
         row, i, j = [], 0, 0
         while i < len(ra) and j < len(rb):  # both rows are sorted: walk them side by side
             lo, hi = max(ra[i][0], rb[j][0]), min(ra[i][1], rb[j][1])

@@ -42,17 +42,19 @@ class DFA:
     moves: tuple[tuple[Move, ...], ...]
     accepting: frozenset[int]
     start: int = 0
-    _los: tuple[list[int], ...] = field(init=False, repr=False, compare=False)
-    _cache: tuple[dict, ...] = field(init=False, repr=False, compare=False)  # state -> {character: target}
+    # Per state, made when first stepped (most states of a big counter or product never are): its moves' starts,
+    # for the search, and {character: target}.
+    _los: list = field(init=False, repr=False, compare=False)
+    _cache: list = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        moves = tuple(tuple(map(tuple, row)) for row in self.moves)
+        moves = tuple([tuple(map(tuple, row)) for row in self.moves])
         accepting = frozenset(self.accepting)
         _check(moves, accepting, self.start)
         object.__setattr__(self, "moves", moves)
         object.__setattr__(self, "accepting", accepting)
-        object.__setattr__(self, "_los", tuple([lo for lo, _, _ in row] for row in moves))
-        object.__setattr__(self, "_cache", tuple({} for _ in moves))
+        object.__setattr__(self, "_los", [None] * len(moves))
+        object.__setattr__(self, "_cache", [None] * len(moves))
 
     @property
     def n_states(self) -> int:
@@ -63,10 +65,15 @@ class DFA:
         if state is None:
             return None
         cache = self._cache[state]
+        if cache is None:
+            cache = self._cache[state] = {}
         target = cache.get(ch, _MISS)
         if target is _MISS:
             row, code = self.moves[state], ord(ch)
-            k = bisect.bisect_right(self._los[state], code) - 1
+            los = self._los[state]
+            if los is None:
+                los = self._los[state] = [lo for lo, _, _ in row]
+            k = bisect.bisect_right(los, code) - 1
             target = row[k][2] if k >= 0 and row[k][1] >= code else None
             cache[ch] = target
         return target
@@ -129,6 +136,15 @@ def crawl(start, moves_of, accepts, capped_as: str | None = None) -> DFA:
             row.append((lo, hi, number))
         moves.append(row)
     return DFA(moves, {ids[key] for key in order if accepts(key)})
+
+
+def non_ascii_ends(dfa: DFA) -> frozenset[str]:
+    """The characters past ASCII where one of the DFA's moves starts or ends (kept on the DFA: schemas share them)."""
+    found = dfa.__dict__.get("_non_ascii_ends")
+    if found is None:
+        found = dfa.__dict__["_non_ascii_ends"] = frozenset(
+            chr(code) for row in dfa.moves for lo, hi, _ in row for code in (lo, hi) if code >= 128)
+    return found
 
 
 def merge_adjacent(row) -> list[Move]:
