@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 from helpers import CORPUS, require_llama3
-from test_lazy import SCHEMAS, reached_states, vocab, walk_like_tabled  # noqa: F401 - vocab: its fixture
+from test_lazy import SCHEMAS, reached_states, walk_like_tabled
 
 from structbench.jsonschema.checker import SchemaChecker
 from structbench.lm.vocab import Vocabulary
