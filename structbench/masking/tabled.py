@@ -195,6 +195,11 @@ def _partition(boundaries: np.ndarray) -> _Partition:
     return found
 
 
+def forget_partitions() -> None:
+    """Drop every partition's hints (a cold start: structbench.masking.cold_start)."""
+    _PARTITIONS.clear()
+
+
 def distinct(ordered: np.ndarray) -> np.ndarray:
     """The distinct values of an ordered array (the states of cells, which come ordered by state)."""
     if not len(ordered):

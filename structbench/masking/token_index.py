@@ -188,6 +188,15 @@ class TokenIndex:
         return self.classes[self.vc.offsets] if self.n_tokens else np.zeros(0, dtype=np.int32)
 
 
+def forget_indexes(vc, keep: np.ndarray) -> None:
+    """Drop the indexes kept on the vocabulary's codes but the one over `keep` (a cold start:
+    structbench.masking.cold_start)."""
+    cache = vc.__dict__.get("_token_indexes")
+    if cache:
+        for key in [k for k in cache if k != keep.tobytes()]:
+            del cache[key]
+
+
 def token_index(vc, boundaries: np.ndarray) -> TokenIndex:
     """The index of these classes over this vocabulary, built once and kept on it (the last few partitions)."""
     cache = vc.__dict__.setdefault("_token_indexes", OrderedDict())
