@@ -29,10 +29,8 @@ One trial = one strategy over one shard of the corpus (`subset`, `sample`), as i
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 from structbench.experiments.coverage import (
     check_corpus_settings,
     classify_error,
@@ -47,47 +45,11 @@ from structbench.experiments.speed import prepare_vocabulary
 
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
+from structbench.bench.walk import Walk, timed_walk
 from structbench.errors import CompileTimeout, RefereeTimeout, SettingsError, TokenRejected
-from structbench.masking import ENGINES, unpack_bits
+from structbench.masking import ENGINES
 
 OUR_FRESH = ("lazy", "tabled")  # ours that the yardstick runs; the engines and your own strategies too
-
-
-@dataclass
-class Walk:
-    """One walk of a token sequence: each mask's microseconds and allowed count, and each advance's microseconds
-    (every step's but the end token's), up to where it was refused."""
-
-    mask_us: list = field(default_factory=list)
-    advance_us: list = field(default_factory=list)
-    allowed_counts: list = field(default_factory=list)
-    refused_at: int | None = None  # the step whose mask (or advance) refused the walk's token
-
-
-def timed_walk(constraint, token_ids, vocab) -> Walk:
-    """Every mask of the walk timed (`mask_bits`, as the speed experiment times it), each checked to allow the
-    next token, and every advance by that token timed (MaskBench times a step as compute_mask and commit_token);
-    the end token is the last one, so its mask is timed too (it has no advance)."""
-    walk, state = Walk(), constraint.start()
-    for step, tid in enumerate(token_ids):
-        t = time.perf_counter_ns()
-        bits = constraint.mask_bits(state)
-        walk.mask_us.append((time.perf_counter_ns() - t) / 1000.0)
-        allowed = unpack_bits(bits, len(vocab))  # the check, untimed
-        if not allowed[tid]:
-            walk.refused_at = step
-            return walk
-        walk.allowed_counts.append(int(np.count_nonzero(allowed)))
-        if tid != vocab.eos_id:
-            t = time.perf_counter_ns()
-            try:
-                state = constraint.advance(state, tid)
-            except TokenRejected:
-                walk.refused_at = step
-                return walk
-            finally:
-                walk.advance_us.append((time.perf_counter_ns() - t) / 1000.0)
-    return walk
 
 
 def accepts(constraint, token_ids) -> bool:

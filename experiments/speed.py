@@ -16,14 +16,14 @@ from __future__ import annotations
 import gc
 import time
 
-import numpy as np
 from tqdm import tqdm
 
 from structbench.bench.strategies import SAMPLERS, UNCONSTRAINED, compile_constraint
+from structbench.bench.walk import timed_walk
 from structbench.errors import SettingsError, WalkError
 from structbench.limits import current as current_limits
 from structbench.limits import exceeded
-from structbench.masking import ENGINES, index_vocabulary, prepare, unpack_bits
+from structbench.masking import ENGINES, index_vocabulary, prepare
 from structbench.masking.cold_start import cold_start
 
 
@@ -87,37 +87,28 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
 
 
 def _walk(constraint, token_ids: list[int], vocab, strategy: str, task) -> dict:
-    """One walk of the answer's tokens: every mask and advance timed, each mask checked to allow the next token."""
+    """One walk of the answer's tokens (structbench.bench.walk.timed_walk): every mask and advance timed, each mask
+    checked to allow the next token; a refusal is an error naming the token and the step."""
     chars0, reads0, built0 = constraint.work.chars, constraint.work.reads, constraint.work.masks_built
-    mask_us, advance_us, allowed_counts = [], [], []
     t_walk = time.perf_counter()
-    state = constraint.start()
-    for step, tid in enumerate(token_ids):
-        t = time.perf_counter_ns()
-        bits = constraint.mask_bits(state)  # every strategy answers in the engines' int32 bitmask layout
-        mask_us.append((time.perf_counter_ns() - t) / 1000.0)
-        allowed = unpack_bits(bits, len(vocab))
-        allowed_counts.append(int(np.count_nonzero(allowed)))
-        if not allowed[tid]:
-            raise WalkError(f"strategy {strategy!r} refused token {vocab.tokens[tid]!r} at step {step} "
-                            f"of the reference answer {task.reference!r}")
-        if tid != vocab.eos_id:
-            t = time.perf_counter_ns()
-            state = constraint.advance(state, tid)
-            advance_us.append((time.perf_counter_ns() - t) / 1000.0)
+    walk = timed_walk(constraint, token_ids, vocab)
+    wall_ms = (time.perf_counter() - t_walk) * 1000
+    if walk.refused_at is not None:
+        raise WalkError(f"strategy {strategy!r} refused token {vocab.tokens[token_ids[walk.refused_at]]!r} at step "
+                        f"{walk.refused_at} of the reference answer {task.reference!r}")
     return {
         "finished": True,
         "category": "valid",
         "n_tokens": len(token_ids) - 1,
         "attempts": 1,
         "removed_mass": [],
-        "mask_us": mask_us,
-        "advance_us": advance_us,
-        "allowed_counts": allowed_counts,
+        "mask_us": walk.mask_us,
+        "advance_us": walk.advance_us,
+        "allowed_counts": walk.allowed_counts,
         "work_chars": constraint.work.chars - chars0,
         "work_reads": constraint.work.reads - reads0,
         "masks_built": constraint.work.masks_built - built0,
-        "wall_ms": (time.perf_counter() - t_walk) * 1000,
+        "wall_ms": wall_ms,
     }
 
 

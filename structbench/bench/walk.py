@@ -1,0 +1,49 @@
+"""A timed walk of a token sequence under a constraint: every mask and every advance timed, as the speed and fresh
+experiments time them (MaskBench's compute_mask and commit_token), each mask checked to allow the next token."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from structbench.errors import TokenRejected
+from structbench.masking import unpack_bits
+
+
+@dataclass
+class Walk:
+    """One walk of a token sequence: each mask's microseconds and allowed count, and each advance's microseconds
+    (every step's but the end token's), up to where it was refused."""
+
+    mask_us: list = field(default_factory=list)
+    advance_us: list = field(default_factory=list)
+    allowed_counts: list = field(default_factory=list)
+    refused_at: int | None = None  # the step whose mask (or advance) refused the walk's token
+
+
+def timed_walk(constraint, token_ids, vocab) -> Walk:
+    """Every mask of the walk timed (`mask_bits`, as the speed experiment times it), each checked to allow the
+    next token, and every advance by that token timed (MaskBench times a step as compute_mask and commit_token);
+    the end token is the last one, so its mask is timed too (it has no advance)."""
+    walk, state = Walk(), constraint.start()
+    for step, tid in enumerate(token_ids):
+        t = time.perf_counter_ns()
+        bits = constraint.mask_bits(state)
+        walk.mask_us.append((time.perf_counter_ns() - t) / 1000.0)
+        allowed = unpack_bits(bits, len(vocab))  # the check, untimed
+        if not allowed[tid]:
+            walk.refused_at = step
+            return walk
+        walk.allowed_counts.append(int(np.count_nonzero(allowed)))
+        if tid != vocab.eos_id:
+            t = time.perf_counter_ns()
+            try:
+                state = constraint.advance(state, tid)
+            except TokenRejected:
+                walk.refused_at = step
+                return walk
+            finally:
+                walk.advance_us.append((time.perf_counter_ns() - t) / 1000.0)
+    return walk
