@@ -9,6 +9,13 @@ walk pays any lazy mask building (the fresh answer: compile + that walk's masks 
 moves by tens of percent between runs, so the summary takes the median over the starts). The first compile is
 walked `n` times in all: the later walks show the warm cost. compile_ms counts compiling the task's grammar: the
 per-vocabulary setup (our character codes, an engine's tokenizer info) is done once beforehand and not counted.
+
+A strategy's fresh answer compared with another's across trials carries the host's drift between them (trials run
+minutes apart; on a shared host a task's ratio moved 1.9x -> 3.2x between two sweeps of unchanged masks). With
+`paired` (llguidance in the sweep), each cold start also compiles and walks the task cold under that strategy, right
+before or after this one's (alternately: the paired one first at odd starts), and the cold row stores its fresh
+answer (`paired_fresh_ms`): the summary's `vs_paired` is the median of the starts' ratios, each between two walks
+seconds apart. The paired strategy's own trial walks it alone.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import time
 
 from tqdm import tqdm
 
-from structbench.bench.strategies import SAMPLERS, UNCONSTRAINED, compile_constraint
+from structbench.bench.strategies import SAMPLERS, UNCONSTRAINED, compile_constraint, strategy_names
 from structbench.bench.walk import timed_walk
 from structbench.errors import SettingsError, WalkError
 from structbench.limits import current as current_limits
@@ -64,6 +71,9 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
     if settings.n + cold_starts - 1 > current_limits().max_answers:
         raise exceeded("max_answers", f"n={settings.n:,} walks and cold_starts={cold_starts:,} are more walks in one "
                                       f"trial than allowed")
+    paired = _paired(settings, strategy)
+    if paired is not None:
+        prepare_vocabulary(paired, vocab)
     prepare_vocabulary(strategy, vocab)  # per-vocabulary setup, shared by every grammar: not part of compile_ms
     rows = []
     bar = tqdm(total=settings.n + cold_starts - 1, desc=trial.label, disable=not progress, leave=False)
@@ -71,19 +81,50 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
         # Each start compiles anew from what a new process has after the vocabulary's setup (cold_start: else a
         # compile after the first would read the automata the first kept). The first start's compile is also
         # walked n - 1 times more, warm.
+        if paired is not None and start % 2:
+            paired_ms = _paired_answer(task, vocab, paired, settings, token_ids)
         cold_start(vocab)
         t0 = time.perf_counter()
         constraint = compile_constraint(task, vocab, strategy, settings.key_order, settings.whitespace)
         compile_ms = (time.perf_counter() - t0) * 1000
         compile_work, compile_masks = constraint.work.chars, constraint.work.masks_built
+        walks = []
         for walk in range(settings.n if start == 0 else 1):
             row = _walk(constraint, token_ids, vocab, strategy, task)
-            row.update(sample=len(rows), text=answer, cold=walk == 0, compile_ms=compile_ms,
+            row.update(sample=len(rows) + len(walks), text=answer, cold=walk == 0, compile_ms=compile_ms,
                        compile_work_chars=compile_work, compile_masks=compile_masks)
-            rows.append(row)
+            walks.append(row)
             bar.update()
+        if paired is not None:
+            if not start % 2:
+                paired_ms = _paired_answer(task, vocab, paired, settings, token_ids)
+            walks[0].update(paired_strategy=paired, paired_fresh_ms=paired_ms)  # the cold walk's row
+        rows += walks
     bar.close()
     return rows
+
+
+def _paired(settings, strategy: str) -> str | None:
+    """The `paired` setting: None, or a strategy that builds masks (checked before anything is run); None in the
+    paired strategy's own trial, which has nothing to pair with."""
+    paired = settings.get("paired")
+    if paired is None:
+        return None
+    if not isinstance(paired, str) or paired not in strategy_names() or paired in UNCONSTRAINED + SAMPLERS:
+        masking = [s for s in strategy_names() if s not in UNCONSTRAINED + SAMPLERS]
+        raise SettingsError(f"paired (the strategy walked cold beside this one at each cold start) must be null or "
+                            f"one that builds masks: {', '.join(masking)}; got {paired!r}")
+    return None if paired == strategy else paired
+
+
+def _paired_answer(task, vocab, paired: str, settings, token_ids: list[int]) -> float:
+    """The paired strategy's fresh answer at one cold start, in ms: a compile after a cold start, and one walk."""
+    cold_start(vocab)
+    t0 = time.perf_counter()
+    constraint = compile_constraint(task, vocab, paired, settings.key_order, settings.whitespace)
+    compile_ms = (time.perf_counter() - t0) * 1000
+    row = _walk(constraint, token_ids, vocab, paired, task)
+    return compile_ms + (sum(row["mask_us"]) + sum(row["advance_us"])) / 1000
 
 
 def _walk(constraint, token_ids: list[int], vocab, strategy: str, task) -> dict:

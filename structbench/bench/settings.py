@@ -60,7 +60,7 @@ TASK_KEYS = {"nested": ("schema_depth",), "file": ("path", "reference", "kind")}
 VOCAB_KEYS = {"synthetic": ("size", "seed")}  # every other vocabulary: size only
 MODEL_KEYS = {"toy": ("skill", "noise", "chatter"), "smollm2": ("dtype", "threads")}
 # Top-level keys of one experiment kind's own, read from the composed settings (set by its sweep file).
-EXPERIMENT_KEYS = {"speed": ("cold_starts",),
+EXPERIMENT_KEYS = {"speed": ("cold_starts", "paired"),
                    "fresh": ("corpus_dir", "subset", "sample", "compile_timeout_s"),
                    "coverage": ("corpus_dir", "subset", "sample", "compile_timeout_s", "mask_walks", "mask_steps"),
                    "distortion": ("example", "particle_grid", "prune", "floor_repeats", "exact_draws")}

@@ -99,7 +99,10 @@ def fresh_answer_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per task and strategy of the speed sweep (and vocabulary size where it varies): the fresh answer, compile +
     every mask and advance of a cold walk (the first over a constraint just compiled), in ms: the median over the
     trial's cold starts, their fewest and most, beside the medians of its parts (rows stored before advances were
-    timed count none); and, where llguidance ran the task, the median's ratio to llguidance's."""
+    timed count none); where llguidance ran the task, the median's ratio to llguidance's (`vs_llguidance`, across
+    trials: minutes apart, so it carries the host's drift between them); and where the trial walked a `paired`
+    strategy beside its cold starts, that strategy (`paired`) and the median over the starts of this one's fresh
+    answer over the paired one's at the same start (`vs_paired`: each ratio between two walks seconds apart)."""
     walks = df[cold_walks(df) & df["mask_us"].map(lambda v: v is not None and len(v) > 0)]
     if walks.empty:
         return pd.DataFrame()
@@ -114,13 +117,33 @@ def fresh_answer_summary(df: pd.DataFrame) -> pd.DataFrame:
         out.append({**dict(zip(keys, key)), "cold_starts": len(group), "compile_ms": float(np.median(compiles)),
                     "cold_walk_masks_ms": float(np.median(masks)), "cold_walk_advances_ms": float(np.median(advances)),
                     "fresh_answer_ms": float(np.median(answers)), "fewest_ms": float(answers.min()),
-                    "most_ms": float(answers.max())})
+                    "most_ms": float(answers.max()), **_paired_ratio(group, answers)})
     table = pd.DataFrame(out)
     ref = table[table["strategy"] == "llguidance"].set_index(keys[:1] + keys[2:])["fresh_answer_ms"]
     if len(ref):
         at = table.set_index(keys[:1] + keys[2:]).index
         table["vs_llguidance"] = table["fresh_answer_ms"].to_numpy() / ref.reindex(at).to_numpy()
+    if "paired" in table:
+        itself = table["strategy"].isin(table["paired"].dropna().unique())  # the paired strategy's own trial: 1
+        table.loc[itself, "paired"] = table.loc[itself, "strategy"]
+        table.loc[itself, "vs_paired"] = 1.0
+        table = table[[c for c in table if c not in ("paired", "vs_paired")] + ["paired", "vs_paired"]]
     return table
+
+
+def _paired_ratio(group: pd.DataFrame, answers: np.ndarray) -> dict:
+    """{paired, vs_paired} for one task and strategy's cold walks (fresh answers `answers`): the median of each
+    start's ratio to its paired walk; {} where no walk has one (parts written before schema 7, no `paired`)."""
+    if "paired_fresh_ms" not in group:
+        return {}
+    paired = group["paired_fresh_ms"].to_numpy(dtype=float)
+    has = ~np.isnan(paired)
+    if not has.any():
+        return {}
+    names = group.loc[has, "paired_strategy"].unique()
+    if len(names) != 1:
+        raise ValueError(f"one task's cold walks were paired with different strategies: {sorted(names)}")
+    return {"paired": names[0], "vs_paired": float(np.median(answers[has] / paired[has]))}
 
 
 def same_schemas(df: pd.DataFrame) -> pd.DataFrame:

@@ -19,7 +19,7 @@ def test_the_store_schema_is_the_declared_columns():
     assert ROW_SCHEMA.names == [c.name for c in COLUMNS]
     assert [ROW_SCHEMA.field(c.name).type for c in COLUMNS] == [c.type for c in COLUMNS]
     assert TIMING_COLUMNS == ("mask_us", "compile_ms", "wall_ms", "warm_mask_us", "advance_us", "warm_advance_us",
-                              "exact_seconds")
+                              "exact_seconds", "paired_fresh_ms")
     assert PROVENANCE_COLUMNS == ("git_sha", "structbench_version", "created_at", "hostname")
     assert all(c.description and isinstance(c.kind, Kind) for c in COLUMNS)
 
@@ -45,7 +45,7 @@ def test_every_stored_trial_keeps_its_id():
     (["+sweep=validity", "task=age", "strategy=tabled", "model.noise=1.0"], "f8b17d954687a797"),
     (["+sweep=validity", "task=person", "strategy=retry", "model.noise=2.0"], "a3645f4139f285a9"),
     (["+sweep=lesson", "part=work"], "145a1d602ceb58b0"),
-    (["+sweep=speed", "task=nested5", "strategy=llguidance"], "80c20bfde2abc3be"),  # cold_starts: 5 (schema 6)
+    (["+sweep=speed", "task=nested5", "strategy=llguidance"], "f9d9c9ecb78d13e1"),  # cold_starts: 5, paired: llguidance (schema 7)
     (["+sweep=realmodel", "model=smollm2", "task=person", "strategy=tabled", "temperature=0"], "49388a5e3361ee77"),
 ])
 def test_sweep_points_keep_their_trial_ids(compose, overrides, expected):

@@ -65,3 +65,48 @@ def test_the_fresh_answer_is_the_median_over_cold_walks_with_its_range_and_ratio
     assert got.loc["lazy", "compile_ms"] == 1.0 and got.loc["lazy", "cold_walk_masks_ms"] == 2.0
     assert got.loc["lazy", "vs_llguidance"] == pytest.approx(2.5)
     assert got.loc["llguidance", "cold_starts"] == 1 and got.loc["llguidance", "vs_llguidance"] == 1.0
+
+
+def test_a_paired_strategy_is_walked_cold_at_each_start_and_stored_on_the_cold_rows(compose, tmp_path):
+    run_trial(_settings(compose, tmp_path, "+cold_starts=3", "+paired=tabled"))
+    df = read_results(tmp_path, "s")
+    cold = df[df["cold"]]
+    assert (cold["paired_strategy"] == "tabled").all() and (cold["paired_fresh_ms"] > 0).all()
+    assert df.loc[~df["cold"], "paired_strategy"].isna().all() and df.loc[~df["cold"], "paired_fresh_ms"].isna().all()
+    # The pairing does not touch this strategy's own walks: the same masks as a trial without it.
+    run_trial(_settings(compose, tmp_path / "alone", "+cold_starts=3"))
+    alone = read_results(tmp_path / "alone", "s")
+    assert alone["paired_strategy"].isna().all()
+    assert df["allowed_counts"].map(tuple).tolist() == alone["allowed_counts"].map(tuple).tolist()
+    assert df["masks_built"].tolist() == alone["masks_built"].tolist()
+    got = fresh_answer_summary(df).iloc[0]
+    assert got["paired"] == "tabled" and got["vs_paired"] > 0
+
+
+def test_pairing_with_itself_walks_alone_and_a_bad_pair_is_named(compose, tmp_path):
+    run_trial(_settings(compose, tmp_path, "+paired=lazy"))  # the paired strategy's own trial
+    assert read_results(tmp_path, "s")["paired_strategy"].isna().all()
+    for bad in ("retry", "smc", "nosuch", "3"):
+        with pytest.raises(SettingsError, match="paired"):
+            run_trial(_settings(compose, tmp_path / bad, f"+paired={bad}"))
+        assert not (tmp_path / bad).exists()  # nothing written
+
+
+def test_vs_paired_is_the_median_of_each_starts_ratio():
+    def walk(strategy, sample, cold, answer_ms, paired_ms=None):
+        return {"task": "age", "strategy": strategy, "sample": sample, "cold": cold, "compile_ms": 0.0,
+                "mask_us": [answer_ms * 1000], "advance_us": [0.0], "vocab_size": 83,
+                "paired_strategy": None if paired_ms is None else "llguidance", "paired_fresh_ms": paired_ms}
+
+    rows = pd.DataFrame([
+        walk("lazy", 0, True, 4.0, 2.0),  # 2x
+        walk("lazy", 1, False, 0.1),  # warm: no pair
+        walk("lazy", 2, True, 9.0, 3.0),  # 3x
+        walk("lazy", 3, True, 5.0, 5.0),  # 1x: the host was slow for both
+        walk("llguidance", 0, True, 2.0),
+    ])
+    got = fresh_answer_summary(rows).set_index("strategy")
+    assert got.loc["lazy", "paired"] == "llguidance" and got.loc["lazy", "vs_paired"] == pytest.approx(2.0)
+    assert got.loc["lazy", "vs_llguidance"] == pytest.approx(2.5)  # across trials: 5 ms over 2 ms
+    assert got.loc["llguidance", "paired"] == "llguidance" and got.loc["llguidance", "vs_paired"] == 1.0
+    assert list(got.columns[-2:]) == ["paired", "vs_paired"]
