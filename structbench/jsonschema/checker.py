@@ -122,6 +122,8 @@ class SchemaChecker(ObjectKeys):
         self._key_tries: dict = {}  # key context (its frame, text "") -> the DFA of its plain characters (ObjectKeys)
         self._trie_of_top: dict = {}  # a key's frame -> key_trie's answer for it
         self._key_states: dict = {}  # object node id -> its keys' product of names and key DFAs (ObjectKeys)
+        self._key_states_alike: dict = {}  # what that product reads of a node -> the product (ObjectKeys._key_alike)
+        self._key_contexts: dict = {}  # id(a product) -> {its live states' bytes: that context's DFA} (ObjectKeys)
         self._name_trees: dict = {}  # object node id -> its keys' name tree where other keys may come (ObjectKeys)
         self._starts: dict = {}  # node id -> the first characters of its values (may_read)
         self._number_reads: dict = {}  # (node id, number DFA state) -> the characters the DFA moves on (may_read)

@@ -344,7 +344,13 @@ class ObjectKeys:
             return found
         shared = self._key_states.get(top.node, False)
         if shared is False:
-            shared = self._key_states[top.node] = self._shared_key_dfa(top.node, dfas)
+            # Objects whose keys are alike (the same names and key DFAs, the same other keys) share one: nested
+            # objects of one shape at different nodes then share their key DFAs, and string mode their tables.
+            alike = self._key_alike(top.node, dfas)
+            shared = self._key_states_alike.get(alike, False)
+            if shared is False:
+                shared = self._key_states_alike[alike] = self._shared_key_dfa(top.node, dfas)
+            self._key_states[top.node] = shared
         found = None
         if shared is not None:
             states = shared.states
@@ -357,9 +363,19 @@ class ObjectKeys:
             if (live == shared.live).all():
                 found = shared
             elif (live[n:] == shared.live[n:]).all():  # (a context's own rows are the parents of dead prefixes)
-                found = KeyPatternDFA(states, live, shared=shared)
+                contexts = self._key_contexts.setdefault(id(shared), {})  # one per live set, whichever object
+                found = contexts.get(live.tobytes())
+                if found is None:
+                    found = contexts[live.tobytes()] = KeyPatternDFA(states, live, shared=shared)
         self._key_tries[context] = found
         return found
+
+    def _key_alike(self, node_id: int, dfas) -> tuple:
+        """What _shared_key_dfa reads of an object node: objects with equal tuples get equal DFAs."""
+        node = self.nodes[node_id]
+        names = tuple(self._key_index(node_id)[0]) if node.tracks_keys else ()
+        return (names, node.tracks_keys, tuple(dfas), node.key_dfa, node.additional is not None,
+                tuple(d for d, _ in node.patterns))
 
     def _shared_key_dfa(self, node_id: int, dfas):
         """An object's KeyPatternDFA shared by its keys' contexts (every name prefix live), None where the product

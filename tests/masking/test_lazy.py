@@ -700,3 +700,37 @@ def test_a_tokens_advance_reads_strings_by_their_dfas_and_lands_where_the_checke
     assert refused
     if "union" not in name:  # (strings under a union are the checker's: no string mode there)
         assert strings_read  # the string-mode path was taken
+
+
+def test_objects_with_alike_keys_share_their_key_dfas_and_masks_stay_the_walks(vocab):
+    """Two object nodes with the same names and no other key (their values differ) read their keys by one key DFA,
+    and a context (the names used) by one DFA whichever object it is in, so string mode builds their tables once;
+    an object with other names has its own. A mask inside each key is LazyDense's token walk's."""
+    require_llama3(vocab)
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+
+    def strict(**props):
+        return {"type": "object", "properties": props, "additionalProperties": False}
+
+    schema = strict(x=strict(ab={"type": "string"}, ac={"type": "integer"}),
+                    y=strict(ab={"type": "integer"}, ac={"type": "string"}),
+                    z=strict(ab={"type": "integer"}, ad={"type": "string"}))
+    checker = SchemaChecker(schema, "any", "compact")
+    bounds = machine_boundaries(checker.special_chars())
+    trie, plain = TrieDense(checker, bounds, vocab), LazyDense(SchemaChecker(schema, "any", "compact"), bounds, vocab)
+    prefixes = {"x": '{"x":{"a', "y": '{"x":{"ab":"s","ac":1},"y":{"a', "z": '{"y":{"ac":"s","ab":1},"z":{"a',
+                "x used": '{"x":{"ab":"s","a', "y used": '{"y":{"ab":1,"a', "z used": '{"z":{"ab":1,"a'}
+    dfas, nodes = {}, {}
+    for name, prefix in prefixes.items():
+        stack = checker.feed(checker.start(), prefix)
+        content = checker.string_content(stack)
+        assert content is not None and type(content[0]).__name__ == "KeyPatternDFA", prefix
+        dfas[name], nodes[name] = content[0], stack[-1].node
+        expected, _ = plain.mask(plain.id_of(stack))
+        got, _ = trie.mask(trie.id_of(stack))
+        assert np.array_equal(got, expected), (prefix, np.flatnonzero(got != expected)[:10])
+    assert len({nodes["x"], nodes["y"], nodes["z"]}) == 3
+    assert dfas["x"] is dfas["y"] and dfas["x used"] is dfas["y used"]  # other nodes, one DFA
+    assert dfas["x used"] is not dfas["x"] and dfas["x used"].shared is dfas["x"]
+    assert dfas["z"] is not dfas["x"] and dfas["z used"] is not dfas["x used"]  # other names
