@@ -371,11 +371,12 @@ class ObjectKeys:
         return found
 
     def _key_alike(self, node_id: int, dfas) -> tuple:
-        """What _shared_key_dfa reads of an object node: objects with equal tuples get equal DFAs."""
+        """What _shared_key_dfa reads of an object node: objects with equal tuples get equal DFAs. DFAs by identity
+        (nodes share theirs, and keep them alive with the checker): a DFA's own hash and == read every move."""
         node = self.nodes[node_id]
         names = tuple(self._key_index(node_id)[0]) if node.tracks_keys else ()
-        return (names, node.tracks_keys, tuple(dfas), node.key_dfa, node.additional is not None,
-                tuple(d for d, _ in node.patterns))
+        return (names, node.tracks_keys, tuple(map(id, dfas)), id(node.key_dfa), node.additional is not None,
+                tuple(id(d) for d, _ in node.patterns))
 
     def _shared_key_dfa(self, node_id: int, dfas):
         """An object's KeyPatternDFA shared by its keys' contexts (every name prefix live), None where the product
