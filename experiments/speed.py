@@ -78,15 +78,10 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
     rows = []
     bar = tqdm(total=settings.n + cold_starts - 1, desc=trial.label, disable=not progress, leave=False)
     for start in range(cold_starts):
-        # Each start compiles anew from what a new process has after the vocabulary's setup (cold_start: else a
-        # compile after the first would read the automata the first kept). The first start's compile is also
-        # walked n - 1 times more, warm.
+        # Each start compiles anew (_cold_compile); the first start's compile is also walked n - 1 times more, warm.
         if paired is not None and start % 2:
             paired_ms = _paired_answer(task, vocab, paired, settings, token_ids)
-        cold_start(vocab)
-        t0 = time.perf_counter()
-        constraint = compile_constraint(task, vocab, strategy, settings.key_order, settings.whitespace)
-        compile_ms = (time.perf_counter() - t0) * 1000
+        constraint, compile_ms = _cold_compile(task, vocab, strategy, settings)
         compile_work, compile_masks = constraint.work.chars, constraint.work.masks_built
         walks = []
         for walk in range(settings.n if start == 0 else 1):
@@ -117,12 +112,18 @@ def _paired(settings, strategy: str) -> str | None:
     return None if paired == strategy else paired
 
 
-def _paired_answer(task, vocab, paired: str, settings, token_ids: list[int]) -> float:
-    """The paired strategy's fresh answer at one cold start, in ms: a compile after a cold start, and one walk."""
+def _cold_compile(task, vocab, strategy: str, settings):
+    """(the task's constraint under `strategy`, its compile in ms), compiled from what a new process has after the
+    vocabulary's setup (cold_start: else a compile after the first would read the automata the first kept)."""
     cold_start(vocab)
     t0 = time.perf_counter()
-    constraint = compile_constraint(task, vocab, paired, settings.key_order, settings.whitespace)
-    compile_ms = (time.perf_counter() - t0) * 1000
+    constraint = compile_constraint(task, vocab, strategy, settings.key_order, settings.whitespace)
+    return constraint, (time.perf_counter() - t0) * 1000
+
+
+def _paired_answer(task, vocab, paired: str, settings, token_ids: list[int]) -> float:
+    """The paired strategy's fresh answer at one cold start, in ms: a compile after a cold start, and one walk."""
+    constraint, compile_ms = _cold_compile(task, vocab, paired, settings)
     row = _walk(constraint, token_ids, vocab, paired, task)
     return compile_ms + (sum(row["mask_us"]) + sum(row["advance_us"])) / 1000
 

@@ -346,7 +346,7 @@ class ObjectKeys:
         if shared is False:
             # Objects whose keys are alike (the same names and key DFAs, the same other keys) share one: nested
             # objects of one shape at different nodes then share their key DFAs, and string mode their tables.
-            alike = self._key_alike(top.node, dfas)
+            alike = self._key_alike(top.node)
             shared = self._key_states_alike.get(alike, False)
             if shared is False:
                 shared = self._key_states_alike[alike] = self._shared_key_dfa(top.node, dfas)
@@ -363,19 +363,20 @@ class ObjectKeys:
             if (live == shared.live).all():
                 found = shared
             elif (live[n:] == shared.live[n:]).all():  # (a context's own rows are the parents of dead prefixes)
-                contexts = self._key_contexts.setdefault(id(shared), {})  # one per live set, whichever object
-                found = contexts.get(live.tobytes())
+                contexts, at = self._key_contexts.setdefault(id(shared), {}), live.tobytes()  # one per live set,
+                found = contexts.get(at)  # whichever object it is in
                 if found is None:
-                    found = contexts[live.tobytes()] = KeyPatternDFA(states, live, shared=shared)
+                    found = contexts[at] = KeyPatternDFA(states, live, shared=shared)
         self._key_tries[context] = found
         return found
 
-    def _key_alike(self, node_id: int, dfas) -> tuple:
-        """What _shared_key_dfa reads of an object node: objects with equal tuples get equal DFAs. DFAs by identity
-        (nodes share theirs, and keep them alive with the checker): a DFA's own hash and == read every move."""
+    def _key_alike(self, node_id: int) -> tuple:
+        """What _shared_key_dfa reads of an object node (its key DFAs are its key_dfa or its patterns'): objects
+        with equal tuples get equal DFAs. DFAs by identity (nodes share theirs, and keep them alive with the
+        checker): a DFA's own hash and == read every move."""
         node = self.nodes[node_id]
         names = tuple(self._key_index(node_id)[0]) if node.tracks_keys else ()
-        return (names, node.tracks_keys, tuple(map(id, dfas)), id(node.key_dfa), node.additional is not None,
+        return (names, node.tracks_keys, id(node.key_dfa), node.additional is not None,
                 tuple(id(d) for d, _ in node.patterns))
 
     def _shared_key_dfa(self, node_id: int, dfas):
