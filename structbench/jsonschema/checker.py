@@ -368,6 +368,17 @@ class SchemaChecker(ObjectKeys):
         rep = next((c for c in _PLAIN_REPS if c not in special), None)
         return None if rep is None else (rep, special)
 
+    def ws_twin(self, stack: Stack) -> tuple[Stack, str, str] | None:
+        """(twin, whitespace, reads) where the stack's top has read whitespace (a container's or the root's `ws`
+        count): every character but the policy's `whitespace` steps it exactly as it steps `twin`, the same stack
+        before that whitespace (each step by another character starts from ws=0: _step_object, _step_array,
+        _step_root), and of the whitespace it may read `reads` (one more; the rest it refuses). A mask's row is
+        then the twin's, not stepped again: after `": ` as after `":`. None where the top has read none."""
+        top = stack[-1]
+        if not top.ws or top.kind not in (OBJECT, ARRAY, ROOT):
+            return None
+        return stack[:-1] + (top._replace(ws=0),), self._ws_chars, self._ws_reads(top)
+
     def string_content(self, stack: Stack):
         """(dfa, state) when the stack's top is a string (its content's DFA; a free string's is FreeString, one
         state) or a key whose text is all its state (`key_trie`), and no escape is open: then a plain character

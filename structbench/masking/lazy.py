@@ -66,6 +66,8 @@ class TrieDense(LazyDense):
         self._strings = StringRows(boundaries, self._trie_depth, self._escaped_at, self._closed_at)
         self.compiled = trie_walk.compiled()
         self._walk_setup: tuple | None = None  # what every mask's walk starts from (_set_up_walks)
+        self._ws_twin_of = getattr(machine, "ws_twin", None)
+        self._awaiting: dict[int, list[tuple[int, str, str]]] = {}  # per twin not expanded yet: (state, ws, reads)
         super().__init__(machine, boundaries, vocab)
 
     def id_of(self, state) -> int:
@@ -80,7 +82,39 @@ class TrieDense(LazyDense):
             if found is not None:
                 dfa, at = found
                 self._enter[i] = self._strings.row(dfa, self.machine.with_string_state(state, 0), at)
+            elif self._ws_twin_of is not None:
+                self._from_twin(i)
         return i
+
+    def _from_twin(self, i: int) -> None:
+        """State i's row from its whitespace twin's (the machine's `ws_twin`: after `": ` as after `":`), copied, not
+        stepped: the twin's row where it is expanded, else as soon as it is (a twin's own row numbers its state
+        after a space while it is being computed). The whitespace it may still read is left to be stepped; where
+        it may read none, the row is whole, and a walk that meets it (after `": ` most values' first characters)
+        does not stop there for a round."""
+        found = self._ws_twin_of(self.states[i])
+        if found is None:
+            return
+        twin, whitespace, reads = found
+        j = self._ids.get(twin)
+        if j is None:
+            return
+        if not self._expanded[j]:
+            self._awaiting.setdefault(j, []).append((i, whitespace, reads))
+            return
+        self._copy_twin(i, j, whitespace, reads)
+
+    def _copy_twin(self, i: int, j: int, whitespace: str, reads: str) -> None:
+        if self._expanded[i]:
+            return
+        row = self._trans[j].copy()
+        row[self._classes_of(whitespace)] = -1  # refused, but those it may read: stepped when met
+        if reads:
+            row[self._classes_of(reads)] = self.UNEXPANDED
+        self._trans[i] = row
+        if not reads:
+            self._expanded[i] = True
+            self._note_loops(np.array([i], dtype=np.int64))
 
     def _string_state(self, i: int, d: int) -> int:
         """The id of the machine state where state i's string (i is inside one) has its DFA at d: what a plain
@@ -362,6 +396,10 @@ class TrieDense(LazyDense):
                 self._expand_string(i, *content)
         super()._expand(others)
         self._note_loops(np.asarray(ids, dtype=np.int64))
+        if self._awaiting:  # states whose whitespace twin's row this was (_from_twin)
+            for i in others:
+                for waiting in self._awaiting.pop(i, ()):
+                    self._copy_twin(waiting[0], i, *waiting[1:])
 
     def _expand_string(self, i: int, dfa, at: int) -> None:
         """State i's row where it is inside a string or key at DFA state `at`: a plain character moves the

@@ -28,6 +28,10 @@ SCHEMAS = {
                                                  "idle": {"type": "boolean"}, "tags": {"type": "array",
                                                  "items": {"type": "string", "maxLength": 3}}}},
                                  {"id": "abc12345", "idle": False, "tags": ["a", "bc", "def"]}),
+    # Checked strings whose tokens hold escapes (\\n, \\", \\\\, \\u0001): the machine reads them.
+    "checked strings with escapes": ({"type": "object", "properties": {
+        "note": {"type": "string", "maxLength": 40}, "path": {"type": "string", "pattern": "^[a-z\\\\/\n\t]+$"}}},
+        {"note": "a\"b\\c\n\td\u0001 \u00e9", "path": "a/b\\c\nd\t"}),
     "pattern and format": ({"type": "object", "properties": {
         "code": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]{1,4}$"}, "day": {"type": "string", "format": "date"},
         "kind": {"enum": ["alpha", "beta", "alphabet"]}}},
@@ -112,18 +116,32 @@ def reached_states(checker, dense, vocab, value, rng, branches=12, separators=("
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
 def test_hints_are_sound(vocab, name, whitespace):
     """may_read is a superset of what a stack reads (whitespace included, which each policy allows in its own
-    places), plain_default's characters all step alike, and so does each of alike's with the one it names."""
+    places), plain_default's characters all step alike, and so does each of alike's with the one it names; and
+    where the top has read whitespace, every other character steps it as its `ws_twin`, and of the whitespace it
+    reads those the twin says, refusing the rest."""
     require_llama3(vocab)
     schema, value = SCHEMAS[name]
     checker = SchemaChecker(schema, "any", whitespace)
     reps = [chr(int(b)) for b in machine_boundaries(checker.special_chars())]
     dense = LazyDense(checker, machine_boundaries(checker.special_chars()), vocab)
-    hinted = 0
+    hinted, twins = 0, 0
     separators = (",", ":") if whitespace == "compact" else (", ", ": ")
-    for i in reached_states(checker, dense, vocab, value, np.random.default_rng(0), separators=separators):
-        stack = dense.states[i]
+    stacks = [dense.states[i] for i in reached_states(checker, dense, vocab, value, np.random.default_rng(0),
+                                                      separators=separators)]
+    stacks += [s for s in (checker.step(stack, " ") for stack in stacks) if s is not None]  # (after a space too)
+    for stack in stacks:
         may, plain, alike = checker.may_read(stack), checker.plain_default(stack), checker.alike(stack)
         steps = {ch: checker.step(stack, ch) for ch in reps}
+        twin = checker.ws_twin(stack)
+        if twin is not None:
+            twins += 1
+            twin, ws, reads = twin
+            assert twin != stack and set(reads) <= set(ws)
+            for ch, nxt in steps.items():
+                if ch not in ws:
+                    assert nxt == checker.step(twin, ch), (stack[-1], ch)
+                else:
+                    assert (nxt is not None) == (ch in reads), (stack[-1], ch)
         if alike is not None:
             hinted += 1
             assert all(checker.step(stack, ch) == checker.step(stack, like) for ch, like in alike.items()), stack[-1]
@@ -140,6 +158,7 @@ def test_hints_are_sound(vocab, name, whitespace):
                 if ch < " ":
                     assert nxt is None, (stack[-1], ch)
     assert hinted, "no state of this schema got a hint: the test would check nothing"
+    assert twins or whitespace == "compact", "no state after whitespace was reached: ws_twin went unchecked"
 
 
 KEY_SCHEMAS = {  # keys whose escapes step alike (free) and keys whose decoded characters still matter
@@ -196,6 +215,29 @@ def test_masks_equal_the_token_walk(vocab, name, compiled):
         expected, _ = plain.mask(i)
         got, _ = trie.mask(trie.id_of(plain.states[i]))
         assert np.array_equal(got, expected), (plain.states[i][-1], np.flatnonzero(got != expected)[:10])
+
+
+@pytest.mark.parametrize("whitespace", ["lesson", "flexible"])
+@pytest.mark.parametrize("name", ["free object", "strict object, maxLength", "unions in an object"])
+def test_rows_copied_from_a_whitespace_twin_give_the_token_walks_masks(vocab, name, whitespace):
+    """After whitespace a state's row is its twin's (ws_twin), copied whole where it may read no more whitespace
+    (lesson: one space) and but for the whitespace where it may (flexible): masks as LazyDense's token walk."""
+    require_llama3(vocab)
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    schema, value = SCHEMAS[name]
+    checker = SchemaChecker(schema, "any", whitespace)
+    bounds = machine_boundaries(checker.special_chars())
+    trie, plain = TrieDense(checker, bounds, vocab), LazyDense(SchemaChecker(schema, "any", whitespace), bounds, vocab)
+    separators = (" , ", " :  ") if whitespace == "flexible" else (", ", ": ")
+    states = reached_states(checker, plain, vocab, value, np.random.default_rng(2), separators=separators)
+    copied, copy = [], trie._copy_twin
+    trie._copy_twin = lambda *args: (copied.append(args), copy(*args))
+    for i in states:
+        expected, _ = plain.mask(i)
+        got, _ = trie.mask(trie.id_of(plain.states[i]))
+        assert np.array_equal(got, expected), (plain.states[i][-1], np.flatnonzero(got != expected)[:10])
+    assert copied, "no row was copied from a twin: the test would check nothing"
 
 
 def string_mask_against_checker(vocab, schema: dict, prefix: str) -> tuple[int, int]:
@@ -491,8 +533,11 @@ def test_whole_string_tables_are_the_rows_built_one_by_one(name):
         assert ends and ends <= dfa.accepting  # the quote is offered wherever the key may end
     else:
         bounds = machine_boundaries()
-        dfa = reference = {"maxLength": compile_pattern(r"^[\s\S]{0,6}$"), "pattern": compile_pattern(r"^[A-Z]{2}-\d+$"),
-                           "format": format_dfa("date-time"), "searched": search_dfa(r"[a-f0-9]{8}")}[name]
+        dfa = {"maxLength": compile_pattern(r"^[\s\S]{0,6}$"), "pattern": compile_pattern(r"^[A-Z]{2}-\d+$"),
+               "format": format_dfa("date-time"), "searched": search_dfa(r"[a-f0-9]{8}")}[name]
+        # The same moves in another object: string mode keeps a DFA's whole tables on it, which the rows built one
+        # by one would otherwise read back.
+        reference = type("Moves", (), {"moves": dfa.moves, "accepting": dfa.accepting, "n_states": dfa.n_states})()
     cap = 40
     whole = string_mode.StringContent(dfa, bounds, cap)
     saved = string_mode._WHOLE_CELLS
@@ -501,6 +546,7 @@ def test_whole_string_tables_are_the_rows_built_one_by_one(name):
         by_row = string_mode.StringContent(reference, bounds, cap)
     finally:
         string_mode._WHOLE_CELLS = saved
+    assert whole.whole and not by_row.whole
     n = reference.n_states  # a key's DFA has its escape's states after its texts (test_a_keys_escape_rows_...)
     by_row.rows(np.arange(n))
     same = np.ones(len(bounds), dtype=bool)
