@@ -52,7 +52,7 @@ from structbench.jsonschema.frames import (
     Phase,
     Stack,
 )
-from structbench.jsonschema.free_text import FreeString
+from structbench.jsonschema.free_text import FREE_STRING
 from structbench.jsonschema.keys import OTHER, ObjectKeys
 from structbench.jsonschema.strings import END, escape_reads, string_step
 from structbench.limits import current as limits
@@ -136,8 +136,9 @@ class SchemaChecker(ObjectKeys):
         self._mask_frames: dict = {}  # id of a TokenReach -> (it, {frame: its part of mask_key})
         self._closed_names: dict = {}  # (node id, key text, closings) -> the names a token can finish (mask_key)
         self._names_beyond_bmp: dict = {}  # node id -> has a property name past U+FFFF (mask_key)
-        self._free_string = FreeString()  # a free string's content as a DFA (string_content); the checker's own:
-        # string mode keeps tables on it per class partition, and they go with the checker
+        self._free_string = FREE_STRING  # a free string's content as a DFA (string_content), one for every
+        # checker: string mode keeps its tables on it per class partition (a few: string_mode._whole_tables), and
+        # they depend on the partition and the vocabulary alone, so a fresh schema does not build them again
         if self._ordered:
             for node in self.nodes:
                 if node.properties and "object" in node.kinds and not node.alts and (not node.strict or node.patterns):

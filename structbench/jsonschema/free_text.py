@@ -85,3 +85,5 @@ class FreeString:
         total[0] = True
         return lex, run, total
 
+
+FREE_STRING = FreeString()  # every checker's (it holds nothing of a schema)

@@ -186,6 +186,7 @@ class StringContent:
 
 
 _WHOLE_CELLS = 1 << 18  # a DFA's table up to this many cells is built whole at once (1 MiB)
+_KEPT_PARTITIONS = 8  # a DFA keeps its tables for this many class partitions (and caps), the oldest let go
 
 
 def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
@@ -208,6 +209,8 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
         found = (lex, _run_lengths(lex, plain, cap), _reads_every_plain_run(lex, plain, cap))
     else:
         return None
+    if len(kept) >= _KEPT_PARTITIONS:  # schemas naming non-ASCII characters have partitions of their own
+        del kept[next(iter(kept))]
     kept[key] = found
     return found
 
