@@ -66,6 +66,8 @@ _LITERALS = {"t": "true", "f": "false", "n": "null"}
 _BEFORE_MEMBER = frozenset({OPEN, AFTER_COMMA})  # a key, or an item
 _MAY_CLOSE = frozenset({OPEN, AFTER_VALUE})  # } or ]
 _SEEN_UNREAD = frozenset({COLON, VALUE, AFTER_VALUE})  # an object's phases whose used keys only a comma reaches
+_MEMBER_NEXT = frozenset({KEY, AFTER_COMMA})  # an object's phases that no token leaves below it (mask_key)
+_TOP_ALONE = "top alone"  # mask_key's mark of a key that is the top frame's alone
 # A value kind's first characters (kinds as nodes list them: the literals by word).
 _KIND_STARTS = {"object": "{", "array": "[", "string": '"', "number": "-0123456789", "true": "t", "false": "f",
                 "null": "n"}
@@ -414,11 +416,21 @@ class SchemaChecker(ObjectKeys):
         * below a value of the object or just after one (`_seen_as_read`): a token reaches them only through a
           comma and a key's opening quote, and `reach.openings` are all the texts tokens hold from there;
         * in a key that other keys may be (`_key_as_read`): only at the key's closing quote, where a used
-          property name is refused, and `reach.closings` are all the keys' ends a token can write."""
+          property name is refused, and `reach.closings` are all the keys' ends a token can write;
+        and in a key or after an object's comma, the frames below the object are left out where no token can
+        close it from there (`reach.member_pops`)."""
         kept = self._mask_frames.get(id(reach))
         if kept is None or kept[0] is not reach:
             kept = self._mask_frames[id(reach)] = (reach, {})
         frames = kept[1]  # frame -> its part of the key (stacks share most of their frames)
+        top = stack[-1]
+        if top.kind == OBJECT and top.phase in _MEMBER_NEXT and not reach.member_pops:
+            # * in a key, or after a comma before one: no token reaches below the object (it would have to close
+            #   it, after the key, a colon and a value; TokenReach.member_pops), so the top alone is the key
+            got = frames.get(top)
+            if got is None:
+                got = frames[top] = self._mask_frame(top, reach)
+            return (_TOP_ALONE, got)
         out = []
         for frame in stack:
             got = frames.get(frame)

@@ -25,6 +25,13 @@ OBJECTS = {
         "b": {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}},
         "c": {"type": "string"}}},
         {"a": {"x": 1, "y": 2}, "b": {"y": 3, "x": 4}, "c": "z"}),
+    # One object node at several places (an array's items; JSON mode's objects at every depth, below other
+    # objects): in a key, and after a comma before one, the frames below the object are no part of the key
+    # (TokenReach.member_pops).
+    "array of objects": ({"type": "array", "items": {"type": "object", "properties": {
+        "id": {"type": "integer"}, "name": {"type": "string"}}, "required": ["id"]}},
+        [{"id": 1, "name": "a"}, {"name": "bb", "id": 2}, {"id": 3}, {"id": 4, "name": "d", "x": [{"id": 5}]}]),
+    "JSON mode, nested": ({}, {"a": {"b": {"c": 1, "d": [{"e": "f"}]}, "g": 2}, "h": {"i": {"j": True}}}),
 }
 
 
@@ -53,6 +60,10 @@ def test_equal_mask_keys_allow_the_same_tokens(vocab, name):  # noqa: F811
             merged += 1
     if name in OBJECTS:  # objects whose used keys change as the answer goes on: some states must share
         assert merged > 0
+    if name == "JSON mode, nested":  # keys of one node at different depths share
+        assert any(len({dense.states[i][:-1] for i in group}) > 1
+                   for key, group in _groups(checker, dense, set(states), token_reach(vocab)).items()
+                   if key[0] == "top alone")
 
 
 def test_corpus_states_with_one_key_have_one_mask(vocab):  # noqa: F811
@@ -142,6 +153,45 @@ def test_token_reach_reads_the_vocabulary():
     reach = token_reach(small)
     assert reach.openings == tuple(sorted({',"', ', "id', ',"",'}))
     assert reach.closings == frozenset({"ab", "A", 'x"y', "},", ", ", ""})
+    assert reach.member_pops is False  # no token holds a quote, a colon, then a closing bracket
+    assert token_reach(Vocabulary(tokens + ['":1}', "<eos>"], eos="<eos>", name="pops")).member_pops is True
+    assert token_reach(Vocabulary(tokens + ['" : [\n]', "<eos>"], eos="<eos>", name="pops2")).member_pops is True
+
+
+def test_below_an_objects_key_only_a_token_that_closes_it_reaches():
+    """In a key, and after an object's comma, the frames below the object are left out of the key unless some
+    token can close the object from there (member_pops, as a token `":1}` would, read in a key)."""
+    checker = SchemaChecker({"type": "object", "$defs": {"o": {"type": "object"}}, "properties": {
+        "a": {"$ref": "#/$defs/o"}, "l": {"type": "array", "items": {"$ref": "#/$defs/o"}}}}, "any", "lesson")
+    key = lambda text, reach: checker.mask_key(_after(checker, text), reach)  # noqa: E731
+    none = TokenReach(openings=(',"',), closings=frozenset({""}), member_pops=False)
+    some = TokenReach(openings=(',"',), closings=frozenset({""}), member_pops=True)
+    # One object node under a key and in an array, in its key and after its comma: alike but for what is below
+    for inner in ('"b', '"b": 1, ', '"b": 1, "c'):
+        assert _after(checker, '{"a": {' + inner)[-1] == _after(checker, '{"l": [{' + inner)[-1]
+        assert key('{"a": {' + inner, none) == key('{"l": [{' + inner, none)
+        assert key('{"a": {' + inner, some) != key('{"l": [{' + inner, some)
+    # After a value, below it: a token reads on to `}` and then the frames below
+    assert key('{"a": {"b": 1', none) != key('{"l": [{"b": 1', none)
+    assert key('{"a": {"b": 1, "c": ', none) != key('{"l": [{"b": 1, "c": ', none)
+    assert key('{"a": {"b": "x"', none) != key('{"l": [{"b": "x"', none)
+
+
+def test_keys_of_one_object_node_share_masks_where_no_token_reaches_below(vocab):  # noqa: F811
+    """On Llama 3 (no token closes an object from its key): the inner object's key states under a key and in an
+    array have one mask key and one mask; after its value they have two masks (`}]` is allowed in the array
+    only), so their keys differ."""
+    require_llama3(vocab)
+    checker = SchemaChecker({"type": "object", "$defs": {"o": {"type": "object"}}, "properties": {
+        "a": {"$ref": "#/$defs/o"}, "l": {"type": "array", "items": {"$ref": "#/$defs/o"}}}}, "any", "lesson")
+    dense = LazyDense(checker, machine_boundaries(checker.special_chars()), vocab)
+    reach = token_reach(vocab)
+    assert reach.member_pops is False
+    for inner, alike in (('"b', True), ('"b": 1, ', True), ('"b": 1, "cd', True), ('"b": "x"', False)):
+        one, two = (dense.id_of(_after(checker, outer + inner)) for outer in ('{"a": {', '{"l": [{'))
+        same_key = checker.mask_key(dense.states[one], reach) == checker.mask_key(dense.states[two], reach)
+        same_mask = np.array_equal(dense.mask(one)[0], dense.mask(two)[0])
+        assert same_key == same_mask == alike, inner
 
 
 def test_where_any_key_may_come_only_the_keys_openings_close_count():
