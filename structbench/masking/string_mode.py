@@ -186,7 +186,7 @@ class StringContent:
 
 
 _WHOLE_CELLS = 1 << 18  # a DFA's table up to this many cells is built whole at once (1 MiB)
-_KEPT_PARTITIONS = 8  # a DFA keeps its tables for this many class partitions (and caps), the oldest let go
+_KEPT_PARTITIONS = 8  # a DFA keeps its tables for this many class partitions (and caps), the least recent let go
 
 
 def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
@@ -196,8 +196,9 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
     TokenTrie.plain_tokens)."""
     key = (codes.tobytes(), cap)
     kept = dfa.__dict__.setdefault("_string_mode_tables", {})
-    found = kept.get(key)
+    found = kept.pop(key, None)
     if found is not None:
+        kept[key] = found  # the most recent last: the partition let go first is the one used longest ago
         return found
     if hasattr(dfa, "string_tables"):  # a key's DFA: its own tables
         found = dfa.string_tables(codes, trie_walk.CLOSE, trie_walk.EXIT, cap)

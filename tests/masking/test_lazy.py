@@ -780,3 +780,23 @@ def test_objects_with_alike_keys_share_their_key_dfas_and_masks_stay_the_walks(v
     assert dfas["x"] is dfas["y"] and dfas["x used"] is dfas["y used"]  # other nodes, one DFA
     assert dfas["x used"] is not dfas["x"] and dfas["x used"].shared is dfas["x"]
     assert dfas["z"] is not dfas["x"] and dfas["z used"] is not dfas["x used"]  # other names
+
+
+def test_a_dfa_keeps_its_tables_for_a_few_partitions_the_least_recent_let_go():
+    """String mode keeps a DFA's whole tables on it per class partition (the free string's is every checker's),
+    at most _KEPT_PARTITIONS of them: a corpus of schemas naming non-ASCII characters does not grow it without
+    end, and a partition in use stays."""
+    from structbench.jsonschema.free_text import FreeString
+    from structbench.masking import string_mode
+
+    dfa = FreeString()
+    shared = machine_boundaries()
+    string_mode.StringContent(dfa, shared, 40)
+    for k in range(string_mode._KEPT_PARTITIONS + 3):
+        own = machine_boundaries({chr(0x4E00 + k)})
+        string_mode.StringContent(dfa, own, 40)
+        string_mode.StringContent(dfa, shared, 40)  # used again: the most recent
+        kept = dfa.__dict__["_string_mode_tables"]
+        assert len(kept) <= string_mode._KEPT_PARTITIONS
+        assert (shared.astype(np.int64).tobytes(), 40) in kept
+    assert (machine_boundaries({chr(0x4E00)}).astype(np.int64).tobytes(), 40) not in kept
