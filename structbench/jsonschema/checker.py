@@ -424,15 +424,11 @@ class SchemaChecker(ObjectKeys):
             kept = self._mask_frames[id(reach)] = (reach, {})
         frames = kept[1]  # frame -> its part of the key (stacks share most of their frames)
         top = stack[-1]
-        if top.kind == OBJECT and top.phase in _MEMBER_NEXT and not reach.member_pops:
-            # * in a key, or after a comma before one: no token reaches below the object (it would have to close
-            #   it, after the key, a colon and a value; TokenReach.member_pops), so the top alone is the key
-            got = frames.get(top)
-            if got is None:
-                got = frames[top] = self._mask_frame(top, reach)
-            return (_TOP_ALONE, got)
-        out = []
-        for frame in stack:
+        # In a key, or after a comma before one, no token reaches below the object (it would have to close it,
+        # after the key, a colon and a value; TokenReach.member_pops): the top alone is the key, marked as such.
+        alone = top.kind == OBJECT and top.phase in _MEMBER_NEXT and not reach.member_pops
+        out = [_TOP_ALONE] if alone else []
+        for frame in (top,) if alone else stack:
             got = frames.get(frame)
             if got is None:
                 got = frames[frame] = self._mask_frame(frame, reach)
