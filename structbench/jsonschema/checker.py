@@ -54,6 +54,7 @@ from structbench.jsonschema.frames import (
 )
 from structbench.jsonschema.free_text import FREE_STRING
 from structbench.jsonschema.keys import OTHER, ObjectKeys
+from structbench.jsonschema.number_lexeme import number_lexeme
 from structbench.jsonschema.strings import END, escape_reads, string_step
 from structbench.limits import current as limits
 from structbench.regular import MAX_CODE_POINT
@@ -386,7 +387,9 @@ class SchemaChecker(ObjectKeys):
         """(dfa, state) when the stack's top is a string (its content's DFA; a free string's is FreeString, one
         state) or a key whose text is all its state (`key_trie`), and no escape is open: then a plain character
         (neither the quote, the backslash nor a control character) moves that DFA alone and nothing else; the lazy
-        strategy walks such characters compiled. None otherwise."""
+        strategy walks such characters compiled. Or a number (its DFA's NumberLexeme, which `ends_open`: the
+        characters its DFA moves on move it alone; where it accepts, any other ends it, and `close_top` is the
+        stack that reads that character). None otherwise."""
         top = stack[-1]
         if top.esc:
             return None
@@ -399,12 +402,15 @@ class SchemaChecker(ObjectKeys):
             trie = self.key_trie(top)
             at = None if trie is None else trie.at(top)
             return None if at is None else (trie, at)
+        if top.kind == NUMBER:  # its DFA, which ends open: a character it does not move on is the parent's
+            lexeme = number_lexeme(self.nodes[top.node].number_dfa)
+            return None if lexeme is None else (lexeme, top.at)
         return None
 
     def with_string_state(self, stack: Stack, at: int) -> Stack:
         """The stack `string_content` describes, its DFA moved to `at` by plain characters: what `step` returns."""
         top = stack[-1]
-        if top.kind == STRING:
+        if top.kind == STRING or top.kind == NUMBER:
             return stack if top.at == at else stack[:-1] + (top._replace(at=at),)
         frame = self.key_trie(top).frame_at(top, at)
         return stack if frame is top else stack[:-1] + (frame,)

@@ -7,7 +7,8 @@ depends on the vocabulary alone (the prefix tree, the classes below each node, t
 per vocabulary by :func:`structbench.masking.tabled.index_vocabulary` and shared by every schema. Inside a
 string (a free one's DFA has one state; a checked one's is its content's: maxLength, pattern, format, enum) or a
 key, plain characters are read by that DFA's own table (structbench.masking.string_mode), not by the machine: no
-machine state is made per character, nor per escape where the text is free (structbench.jsonschema.free_text).
+machine state is made per character, nor per escape where the text is free (structbench.jsonschema.free_text), nor
+per digit of a number (structbench.jsonschema.number_lexeme).
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ class TrieDense(LazyDense):
         self._string_content_of = getattr(machine, "string_content", None)
         self._content: dict[int, tuple | None] = {}  # per state: (its string's DFA, DFA state), or None
         self._hinted: set[int] = set()  # states whose hints are applied to their rows (_apply_hints)
-        self._strings = StringRows(boundaries, self._trie_depth, self._escaped_at, self._closed_at)
+        self._strings = StringRows(boundaries, self._trie_depth, self._escaped_at, self._closed_at,
+                                   self._ended_at)
         self.compiled = trie_walk.compiled()
         self._walk_setup: tuple | None = None  # what every mask's walk starts from (_set_up_walks)
         self._ws_twin_of = getattr(machine, "ws_twin", None)
@@ -159,6 +161,13 @@ class TrieDense(LazyDense):
                         if closed < 0:
                             return None
                         i, k = closed, k + 1
+                        continue
+                if k < n and nxt == trie_walk.END:  # a number's end: the state after it reads this character
+                    ended = int(strings.closes[base + d])
+                    if ended != trie_walk.UNKNOWN:
+                        if ended < 0:
+                            return None
+                        i = ended
                         continue
                 if d != at:
                     i = self._string_state(i, d)
@@ -281,6 +290,25 @@ class TrieDense(LazyDense):
         """The machine state after the string's closing quote at DFA state d (-1: refused), with its row computed
         now where it may read only a few characters (a colon, a comma or a closing bracket, a space)."""
         i = self._after(stack, d, '"')
+        self._few_now(i)
+        return i
+
+    def _ended_at(self, stack, d: int) -> int:
+        """The machine state after the number `stack` is in, ended at its DFA state d (-1: d does not accept): the
+        state that reads the character ending it. One per number, whichever state it ends at (a string's closing
+        quote is read per DFA state); its row computed now where it may read only a few characters."""
+        state = self.machine.with_string_state(stack, d)
+        if d not in self._string_content_of(state)[0].accepting:
+            return -1
+        i = self.id_of(self.machine.close_top(state))
+        if self.fuel is not None:
+            self.fuel.spend(1)
+        self._few_now(i)
+        return i
+
+    def _few_now(self, i: int) -> None:
+        """State i's row now, where it may read only a few characters (after a string or a number: a colon, a comma
+        or a closing bracket, a space), and after a key's colon the value's, where it may start with few."""
         if i >= 0 and not self._expanded[i] and self._content_at(i) is None:
             may = self._hints_of(i)[0]
             if may is not None and len(may) <= _FEW:
@@ -291,7 +319,6 @@ class TrieDense(LazyDense):
                     may = self._hints_of(colon)[0]
                     if may is not None and len(may) <= _FEW_VALUE:
                         self._expand([colon])
-        return i
 
     def _after(self, stack, d: int, ch: str) -> int:
         """The machine state after `ch` (the closing quote, a backslash) in the string `stack` is in, its DFA at d
@@ -419,6 +446,12 @@ class TrieDense(LazyDense):
         for c in np.flatnonzero(stepped).tolist():
             nxt = self._step_class(i, c)
             row[c] = -1 if nxt is None else self.id_of(nxt)
+        ends = np.flatnonzero(lex == trie_walk.END)
+        if len(ends):  # a number's end: what the state after it reads (its row whole, each character stepped once)
+            after = self.id_of(self.machine.close_top(self.states[i]))
+            if not self._expanded[after]:
+                self._expand([after])
+            row[ends] = self._trans[after, ends]
         if self.fuel is not None:  # as LazyDense._expand: after the row, which is all or nothing
             self.fuel.spend(steps_taken(self.machine) - before + len(targets) or 1)
         self._trans[i] = row  # id_of may have grown the table: index it anew

@@ -5,7 +5,9 @@ control character) move a DFA alone: a checked string's content DFA (maxLength, 
 string's one state (structbench.jsonschema.free_text.FreeString), or the key's prefix tree of property names
 (structbench.jsonschema.key_trie). The walk reads them by the DFA's table (:class:`StringContent`, one per DFA),
 so no machine state is made per character. Free text's escapes are rows of that table too (after the DFA's own
-states: `content_states` of them), so none is made per escape either.
+states: `content_states` of them), so none is made per escape either. A number is read so too
+(structbench.jsonschema.number_lexeme): no quote closes it; a character its DFA does not move on ends it (`END`), and
+is read again in the machine from the state after the number (`closes`).
 
 A *string* is one such DFA at one place in the machine: the machine stack around its content, which says where
 its backslash and closing quote lead. Each string gets one *row* per DFA state (:class:`StringRows`), and a
@@ -46,6 +48,9 @@ class StringContent:
         # string's) may have more after them, which read an escape (structbench.jsonschema.free_text): no machine
         # state is one of those.
         self.content_states = getattr(dfa, "content_states", dfa.n_states)
+        # A number's DFA ends open (structbench.jsonschema.number_lexeme): no quote closes it, and `closes` is the
+        # machine state after it, which reads the character that ends it.
+        self.ends_open = getattr(dfa, "ends_open", False)
         self._counted: dict[int, int] = {}
         codes = np.asarray(boundaries, dtype=np.int64)
         self._codes = codes
@@ -54,9 +59,10 @@ class StringContent:
         tables = _whole_tables(dfa, codes, self._plain, cap)
         self.whole = tables is not None
         if self.whole:
-            self._table, self.run, self.total = tables
+            self._table, self.run, self.total, self.loops = tables
             return
         self.total = np.zeros(dfa.n_states, dtype=bool)  # not known: never claimed
+        self.loops = None  # (StringRows notes a row's loops as it is stacked)
         self._accepting = np.zeros(dfa.n_states, dtype=bool)
         self._accepting[list(dfa.accepting)] = True
         self._at = np.full(dfa.n_states, -1, dtype=np.int64)  # per state: its row in _table, -1 not made yet
@@ -190,10 +196,10 @@ _KEPT_PARTITIONS = 8  # a DFA keeps its tables for this many class partitions (a
 
 
 def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
-    """(lex, run, total) for every state of `dfa` at once, kept on it per class partition; None where its table
-    would be too big to build whole (then rows are built as the walk meets them). total[d]: from d, every run of
-    plain characters as long as a token is read (a walk starting there allows every plain token at once:
-    TokenTrie.plain_tokens)."""
+    """(lex, run, total, loops) for every state of `dfa` at once, kept on it per class partition; None where its
+    table would be too big to build whole (then rows are built as the walk meets them). total[d]: from d, every run
+    of plain characters as long as a token is read (a walk starting there allows every plain token at once:
+    TokenTrie.plain_tokens); loops: `_loop_bits`."""
     key = (codes.tobytes(), cap)
     kept = dfa.__dict__.setdefault("_string_mode_tables", {})
     found = kept.pop(key, None)
@@ -202,6 +208,8 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
         return found
     if hasattr(dfa, "string_tables"):  # a key's DFA: its own tables
         found = dfa.string_tables(codes, trie_walk.CLOSE, trie_walk.EXIT, cap)
+    elif hasattr(dfa, "lexeme_tables"):  # a number's: its own tables, which end open
+        found = dfa.lexeme_tables(codes, trie_walk.END, cap)
     elif hasattr(dfa, "string_table"):  # a key checked by DFAs (structbench.jsonschema.key_patterns): its own table
         lex = dfa.string_table(codes, trie_walk.CLOSE, trie_walk.EXIT)
         found = (lex, _run_lengths(lex, plain, cap), _reads_every_plain_run(lex, plain, cap))
@@ -210,10 +218,19 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
         found = (lex, _run_lengths(lex, plain, cap), _reads_every_plain_run(lex, plain, cap))
     else:
         return None
+    found = (*found, _loop_bits(found[0]))
     if len(kept) >= _KEPT_PARTITIONS:  # schemas naming non-ASCII characters have partitions of their own
         del kept[next(iter(kept))]
     kept[key] = found
     return found
+
+
+def _loop_bits(lex: np.ndarray) -> np.ndarray | None:
+    """Per DFA state, the classes whose character leaves it where it is, as bits (class c at bit c % 64 of word
+    c // 64), so a subtree holding only those is read whole from there (a pattern's `[a-z0-9]+`); None where no state
+    loops (most keys' tables). Rows not built yet (UNKNOWN) loop on nothing."""
+    looping = lex == np.arange(len(lex))[:, None]
+    return trie_walk.bool_bits_rows(looping, (lex.shape[1] + 63) // 64) if looping.any() else None
 
 
 def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray) -> np.ndarray:
@@ -313,13 +330,15 @@ class StringRows:
     character leads); `run`, `total` and `loops` (the classes a state loops on, as bits) per row of `lex` (a DFA
     built by rows has its rows stacked as they are made, and lex row 0, all UNKNOWN, until then); and,
     computed when a walk first needs them, `exits[r]` (the
-    machine state after a backslash at d) and `closes[r]` (after the closing quote; both -1: refused). Arrays grow
-    by doubling: only rows in use are ever indexed.
+    machine state after a backslash at d) and `closes[r]` (after the closing quote; for a number, after the number,
+    which reads the character that ends it; both -1: refused). Arrays grow by doubling: only rows in use are ever
+    indexed.
 
-    resolve(stack, d), close(stack, d): those machine states for a string's DFA state d, its stack given at d=0."""
+    resolve(stack, d), close(stack, d), end(stack, d): those machine states for a string's DFA state d (end: a
+    number's), its stack given at d=0."""
 
-    def __init__(self, boundaries: np.ndarray, depth, resolve, close):
-        self.boundaries, self._depth, self._resolve, self._close = boundaries, depth, resolve, close
+    def __init__(self, boundaries: np.ndarray, depth, resolve, close, end):
+        self.boundaries, self._depth, self._resolve, self._close, self._end = boundaries, depth, resolve, close, end
         codes = boundaries.astype(np.int64)
         self.plain = trie_walk.class_bits(np.flatnonzero(json_plain(codes)), (len(codes) + 63) // 64)
         self.lex = np.full((32, len(codes)), -1, dtype=np.int32)
@@ -414,8 +433,9 @@ class StringRows:
 
     def closes_for(self, rows: list[int]) -> None:
         for r in rows:
-            stack = self._owner(r)[2]
-            self.closes[r] = self._close(stack, r - int(self.base[r]))
+            content, _, stack, _ = self._owner(r)
+            close = self._end if content.ends_open else self._close
+            self.closes[r] = close(stack, r - int(self.base[r]))
 
     def _owner(self, r: int) -> tuple:
         return self._owners[bisect.bisect_right(self._bases, r) - 1]
@@ -440,7 +460,8 @@ class StringRows:
         content = StringContent(dfa, self.boundaries, self._depth())
         if content.whole:
             first = self._stack(content.lex, content.run, content.total)
-            self._note_loops(first, content.lex)
+            if content.loops is not None:  # (rows there start with none: a grown array's fill)
+                self.loops[first:first + len(content.loops)] = content.loops
         else:  # its rows are stacked as they are made (rows)
             first = -1
             self._by_rows[id(content)] = ({}, [])
@@ -461,16 +482,6 @@ class StringRows:
         self.run[first:self._lex_used] = run
         self.total[first:self._lex_used] = total
         return first
-
-    def _note_loops(self, first: int, lex: np.ndarray) -> None:
-        """loops[first:first + len(lex)] from a DFA's table: per DFA state, the classes whose character leaves it
-        where it is, as bits (class c at bit c % 64 of word c // 64), so a subtree holding only those is read whole
-        from there (a pattern's `[a-z0-9]+`). Rows not built yet (UNKNOWN) loop on nothing. Rows there start with
-        none (a grown array's fill) and only gain some as rows are built, so a table looping on nothing (most
-        keys') writes nothing."""
-        looping = lex == np.arange(len(lex))[:, None]
-        if looping.any():
-            self.loops[first:first + len(lex)] = trie_walk.bool_bits_rows(looping, self.plain.shape[0])
 
     def _reserve_rows(self, n: int) -> None:
         if n <= len(self.lex_row):

@@ -14,7 +14,9 @@ one table lookup a node, as llguidance's toktrie does. It reads in one of two mo
   parser is asked only where the lexeme ends). The closing quote (`CLOSE`) is read there too: the walk goes on
   in machine mode from `lex_close[row]`, the machine state after the string. The backslash (`EXIT`) hands the
   walk back to the machine: it goes on in machine mode from `lex_exit[row]`, the machine state after the
-  backslash, which reads the escape (the string's own state at that row is never made).
+  backslash, which reads the escape (the string's own state at that row is never made). A number is read so too
+  (structbench.jsonschema.number_lexeme): its DFA's characters move it alone, and a character that ends it (`END`)
+  is read again in machine mode, from `lex_close[row]`, the machine state after the number.
 
 A walk in machine mode that reaches a machine state inside such a string (`enter[state]`, its row; -1 for
 none) goes on in string mode there: a string's inside costs no machine state wherever a token enters it.
@@ -52,6 +54,7 @@ import numpy as np
 UNKNOWN = -2  # a lookup not computed yet (the tables' filler); -1 is a dead end
 EXIT = -3     # string mode: the character leaves the DFA's hands and the machine reads it (the backslash)
 CLOSE = -4    # string mode: the closing quote, read: the walk goes on from the machine state after it
+END = -5      # string mode, a number: it ends before this character, which the machine reads after it (lex_close)
 MACHINE, STRING = 0, 1  # the walk's modes
 # What a pending node waits for.
 NEED_CELL, NEED_ROW, NEED_EXIT, NEED_CLOSE = 0, 1, 2, 3
@@ -110,9 +113,9 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_row, ro
                     pend_kinds[n_pend] = NEED_ROW
                     n_pend += 1
                     continue
-                if nxt == CLOSE:  # the closing quote, read: on from the machine state after it
-                    nxt = lex_close[state]
-                    if nxt == UNKNOWN:
+                if nxt == CLOSE or nxt == END:  # the closing quote, read: on from the machine state after it; or
+                    after = lex_close[state]  # a number ended before this character: the machine reads it after it
+                    if after == UNKNOWN:
                         pend_nodes[n_pend] = node
                         pend_ends[n_pend] = run_end[node]
                         st_pos[top] = run_end[node]
@@ -120,6 +123,10 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_row, ro
                         pend_kinds[n_pend] = NEED_CLOSE
                         n_pend += 1
                         continue
+                    if nxt == END and after >= 0:
+                        state = after  # (a cell not known yet is set aside below, from there, in machine mode)
+                        after = trans[after, c]
+                    nxt = after
                     mode = MACHINE
                 elif nxt == EXIT:  # the backslash, read: on from the machine state after it (inside the escape)
                     nxt = lex_exit[state]

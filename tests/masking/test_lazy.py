@@ -16,9 +16,12 @@ from hypothesis import strategies as st
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
 from structbench.jsonschema.checker import SchemaChecker
+from structbench.jsonschema.number_lexeme import number_lexeme
 from structbench.masking import LazyDense, PatternMachine, TrieDense, machine_boundaries, trie_walk
+from structbench.masking.cold_start import cold_start
 from structbench.masking.tabled import pattern_boundaries
 from structbench.regular import compile_pattern
+from structbench.regular.dfa import next_states
 
 SCHEMAS = {
     "free object": ({"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}},
@@ -36,6 +39,13 @@ SCHEMAS = {
         "code": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]{1,4}$"}, "day": {"type": "string", "format": "date"},
         "kind": {"enum": ["alpha", "beta", "alphabet"]}}},
         {"code": "AB-123", "day": "2024-02-29", "kind": "alphabet"}),
+    # Numbers read by their DFAs in string mode (number_lexeme): unbounded (shared by every schema), bounded, with
+    # exponents and signs, in arrays, ended by a comma, a bracket or a brace.
+    "numbers: bounds, exponents, arrays": ({"type": "object", "properties": {
+        "n": {"type": "number"}, "i": {"type": "integer", "minimum": -5, "maximum": 1200},
+        "xs": {"type": "array", "items": {"type": "number", "maximum": 10}}, "m": {"type": "number", "multipleOf": 0.1}}},
+        {"n": 1e+20, "i": 1199, "xs": [0, 9.75, -0.125, -3], "m": -2.5, "z": -12.5e-3}),
+    "a number at the root": ({"type": "number"}, 3.25e-7),
     "union and numbers": ({"anyOf": [{"type": "number", "minimum": 0}, {"type": "array", "items": {"type": "null"}},
                                      {"type": "string", "minLength": 2}]}, [None, None]),
     "unions in an object": ({"type": "object", "$defs": {"either": {"anyOf": [
@@ -158,7 +168,9 @@ def test_hints_are_sound(vocab, name, whitespace):
                 if ch < " ":
                     assert nxt is None, (stack[-1], ch)
     assert hinted, "no state of this schema got a hint: the test would check nothing"
-    assert twins or whitespace == "compact", "no state after whitespace was reached: ws_twin went unchecked"
+    # (a number at the root has no place for whitespace in the lesson's policy)
+    assert twins or whitespace == "compact" or (name, whitespace) == ("a number at the root", "lesson"), \
+        "no state after whitespace was reached: ws_twin went unchecked"
 
 
 KEY_SCHEMAS = {  # keys whose escapes step alike (free) and keys whose decoded characters still matter
@@ -291,7 +303,7 @@ def test_string_mode_skips_plain_tokens_of_a_searched_pattern(vocab, pattern):
 @pytest.mark.parametrize("name", ["free object", "strict object, maxLength", "pattern and format",
                                   "pattern keys, non-ASCII", "keys: prefixes, escaped, counted",
                                   "pattern keys and used names", "pattern keys only", "pattern keys, other keys taken",
-                                  "property names"])
+                                  "property names", "numbers: bounds, exponents, arrays", "a number at the root"])
 def test_checked_string_rows_are_the_checkers_steps(vocab, name):
     """A row inside a checked string or a key comes from its DFA (one machine state per next DFA state, the quote
     only where the DFA accepts; a key's DFA is the prefix tree of the names it may become): on every class it is
@@ -800,3 +812,66 @@ def test_a_dfa_keeps_its_tables_for_a_few_partitions_the_least_recent_let_go():
         assert len(kept) <= string_mode._KEPT_PARTITIONS
         assert (shared.astype(np.int64).tobytes(), 40) in kept
     assert (machine_boundaries({chr(0x4E00)}).astype(np.int64).tobytes(), 40) not in kept
+
+
+NUMBER_SCHEMAS = [({"type": "integer"}, "json"), ({"type": "number"}, "json"), ({"type": "number"}, "lesson"),
+                  ({"type": "integer", "minimum": -5, "maximum": 1200}, "json"),
+                  ({"type": "number", "exclusiveMinimum": 0.5, "maximum": 99.25}, "json"),
+                  ({"type": "number", "multipleOf": 0.01}, "json"), ({"enum": [1, 2.5, -30]}, "json")]
+
+
+@pytest.mark.parametrize("schema,numbers", NUMBER_SCHEMAS)
+def test_a_numbers_lexeme_table_is_its_dfas_moves_ended_open(schema, numbers):
+    """A number's string-mode table (NumberLexeme.lexeme_tables): each class its DFA moves on goes where the DFA goes
+    (a class read by its first character, as regular.dfa.next_states reads it); any other ends the number (END)
+    where the DFA accepts, else is refused; no plain run is claimed."""
+    checker = SchemaChecker(schema, "any", "lesson", numbers)
+    dfa = checker.nodes[checker.root].number_dfa
+    lexeme = number_lexeme(dfa)
+    codes = machine_boundaries(checker.special_chars()).astype(np.int64)
+    lex, run, total = lexeme.lexeme_tables(codes, trie_walk.END, 16)
+    expected = next_states(dfa, codes)
+    accepting = np.isin(np.arange(dfa.n_states), list(dfa.accepting))
+    expected[(expected < 0) & accepting[:, None]] = trie_walk.END
+    assert np.array_equal(lex, expected)
+    assert (lex == trie_walk.END).any() and (lex >= 0).any() and not run.any() and not total.any()
+    assert lexeme.ends_open and lexeme.content_states == dfa.n_states
+
+
+def test_unbounded_numbers_share_one_lexeme_across_cold_starts(vocab):
+    """An unbounded integer's or number's lexeme is one for every schema, kept through a cold start (its tables are
+    JSON's number syntax over the vocabulary's classes); a bounded number's is its own DFA's, made anew."""
+    def lexeme(schema):
+        checker = SchemaChecker(schema, "any", "lesson")
+        return number_lexeme(checker.nodes[checker.root].number_dfa)
+
+    first = [lexeme({"type": "integer"}), lexeme({"type": "number"}), lexeme({"type": "integer", "maximum": 9})]
+    cold_start(vocab)
+    again = [lexeme({"type": "integer"}), lexeme({"type": "number"}), lexeme({"type": "integer", "maximum": 9})]
+    assert again[0] is first[0] and again[1] is first[1] and first[0] is not first[1]
+    assert again[2] is not first[2] and again[2].dfa == first[2].dfa
+
+
+def test_a_numbers_digits_make_no_machine_state(vocab):
+    """A mask's walk reads a number by its DFA in string mode: after a key's colon, the machine states it numbers
+    inside numbers are those its first characters reach (a sign, a zero, another digit), not one per DFA state the
+    vocabulary's number tokens pass through; and the masks stay LazyDense's token walk's."""
+    require_llama3(vocab)
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    schema = {"type": "object", "properties": {"n": {"type": "number"}, "s": {"type": "string"}}}
+    checker = SchemaChecker(schema, "any", "lesson")
+    bounds = machine_boundaries(checker.special_chars())
+    trie, plain = TrieDense(checker, bounds, vocab), LazyDense(SchemaChecker(schema, "any", "lesson"), bounds, vocab)
+    for prefix in ['{"n": ', '{"n": 12', '{"n": -0.5e', '{"s": "x", "n": 3']:
+        stack = checker.feed(checker.start(), prefix)
+        expected, _ = plain.mask(plain.id_of(stack))
+        got, _ = trie.mask(trie.id_of(stack))
+        assert np.array_equal(got, expected), (prefix, np.flatnonzero(got != expected)[:10])
+    in_numbers = {st[-1].at for st in trie.states if st[-1].kind == "number"}
+    dfa = checker.nodes[dict(checker.nodes[checker.root].properties)["n"]].number_dfa
+    firsts = {dfa.step(dfa.start, ch) for ch in "-0123456789"}
+    # The prefixes' own states (the first characters', 12's, -0.5e's, 3's), no other.
+    assert in_numbers <= firsts | {dfa.walk(dfa.start, t) for t in ("12", "-0.5e", "3")}
+    assert len(in_numbers) < dfa.n_states - 2
+    assert number_lexeme(dfa) is not None and checker.string_content(checker.feed(checker.start(), '{"n": 1'))

@@ -1,0 +1,73 @@
+"""A number in string mode: its DFA read compiled, like a string's content, though nothing closes it.
+
+A number's characters move its DFA alone (the checker's `_step_number`) until one it does not move on: there, where
+the DFA accepts, the number is finished and that character is its parent's (after a value: a comma, a closing
+bracket, whitespace), else it is refused. The lazy strategy's string mode reads a number by that DFA's table
+(:class:`NumberLexeme`), so no machine state is made per digit, and at such a character it goes on in the machine
+from the state after the number (`END`: the character is read again there), one per number, not one per DFA state.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from structbench.regular.dfa import DFA
+
+MAX_STATES = 4096  # a number DFA with more states is left to the machine (its table would be megabytes)
+
+
+class NumberLexeme:
+    """A number's DFA as string mode reads it (structbench.masking.string_mode): its states are the number's
+    content, and `ends_open`: a character the DFA does not move on ends the number where it accepts, and is read
+    again after it."""
+
+    ends_open = True
+
+    def __init__(self, dfa: DFA):
+        self.dfa = dfa
+        self.accepting = dfa.accepting
+        self.n_states = self.content_states = dfa.n_states
+
+    def lexeme_tables(self, codes: np.ndarray, end: int, cap: int) -> tuple:
+        """String mode's (lex, run, total) over the classes cut at `codes` (a class is one character for the DFA:
+        every character a number holds is ASCII, a class of its own): lex[d, c] the DFA's next state, else `end`
+        where d accepts (the number is finished and the character its parent's), else -1. No run of plain
+        characters is read (run 0, total False: a number's masks are walked, its loops taken whole by `loops`)."""
+        codes = np.asarray(codes, dtype=np.int64)
+        lex = np.full((self.n_states, len(codes)), -1, dtype=np.int32)
+        lex[list(self.accepting)] = end
+        for d, moves in enumerate(self.dfa.moves):  # a few moves a state: the classes whose first character is in
+            for lo, hi, target in moves:  # lo..hi (as regular.dfa.next_states reads a class)
+                lex[d, np.searchsorted(codes, lo):np.searchsorted(codes, hi, side="right")] = target
+        return lex, np.zeros(self.n_states, dtype=np.int64), np.zeros(self.n_states, dtype=bool)
+
+
+def number_lexeme(dfa: DFA) -> NumberLexeme | None:
+    """The number DFA's lexeme, kept on it (nodes of one type and bounds share their DFA, and string mode keeps the
+    lexeme's tables on it); None for a DFA too big to table (MAX_STATES). An unbounded integer's or number's is
+    one for every schema (`_unbounded`): JSON's number syntax, like a free string, holds nothing of a schema, so
+    its tables are made once per class partition, and a cold start does not forget them."""
+    found = dfa.__dict__.get("_number_lexeme", False)
+    if found is False:
+        found = _unbounded().get((dfa.moves, dfa.accepting, dfa.start))
+        if found is None and dfa.n_states <= MAX_STATES:
+            found = NumberLexeme(dfa)
+        dfa.__dict__["_number_lexeme"] = found  # (a frozen dataclass: its __dict__ written directly)
+    return found
+
+
+@cache
+def _unbounded() -> dict[tuple, NumberLexeme]:
+    """The lexemes of the numbers no keyword bounds (an integer; a number in either syntax), by their DFA's moves,
+    accepting states and start (number_language trims the DFA it compiles: these are what it returns for them)."""
+    from structbench.jsonschema.scalars import INTEGER, JSON_NUMBER, PLAIN_NUMBER
+    from structbench.regular.automata import trim
+    from structbench.regular.dfa import compile_pattern
+
+    found = {}
+    for pattern in (INTEGER, JSON_NUMBER, PLAIN_NUMBER):
+        dfa = trim(compile_pattern(pattern))
+        found[(dfa.moves, dfa.accepting, dfa.start)] = NumberLexeme(dfa)
+    return found
