@@ -22,6 +22,12 @@ one), `walk_timeout` (structbench.report.fresh.OUTCOMES lists them). When the fi
 valid instance is refused, the first accepted one is found on that constraint and walked cold on a fresh
 compile of the schema (compile_ms stays the first compile's).
 
+With `paired` (llguidance in the sweep), each schema is also compiled and walked under that strategy, right before
+or after this one (alternately: the paired one first at odd files), and the row stores its compile, its cold
+walk's masks and advances, the instance it walked and its fresh answer (`paired_*`): the report's paired table
+compares walks seconds apart, not trials minutes apart on a host whose speed drifts. The paired strategy's own
+trial walks alone.
+
 One trial = one strategy over one shard of the corpus (`subset`, `sample`), as in the coverage experiment.
 `python -m structbench.experiments.fresh [RESULTS_DIR]` prints the table (structbench.report.fresh).
 """
@@ -41,7 +47,7 @@ from structbench.experiments.coverage import (
     spell,
     subset_of,
 )
-from structbench.experiments.speed import prepare_vocabulary
+from structbench.experiments.speed import paired_strategy, prepare_vocabulary
 
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
@@ -183,13 +189,41 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
 
     strategy = settings.strategy.name
     keys = check_settings(settings)
-    # The engines write properties in schema order only; ours take the setting (the sweep's: any, the coverage
-    # experiment's checker). Instances are spelled in schema order, which both accept.
-    key_order = "schema" if strategy in ENGINES else settings.key_order
+    paired = paired_strategy(settings, strategy, "on each schema")
+
+    def key_order(name: str) -> str:
+        # The engines write properties in schema order only; ours take the setting (the sweep's: any, the coverage
+        # experiment's checker). Instances are spelled in schema order, which both accept.
+        return "schema" if name in ENGINES else settings.key_order
+
+    if paired is not None:
+        prepare_vocabulary(paired, trial.vocab)
     prepare_vocabulary(strategy, trial.vocab)  # per-vocabulary setup, shared by every schema: never timed
-    return [schema_row(path, strategy, trial.vocab, key_order, settings.whitespace, keys["compile_timeout_s"])
-            for path in tqdm(keys["files"], desc=f"fresh/{strategy}/{keys['subset']}", disable=not progress,
-                             leave=False)]
+    rows = []
+    for k, path in enumerate(tqdm(keys["files"], desc=f"fresh/{strategy}/{keys['subset']}", disable=not progress,
+                                  leave=False)):
+        def one(name: str) -> dict:
+            return schema_row(path, name, trial.vocab, key_order(name), settings.whitespace, keys["compile_timeout_s"])
+
+        if paired is None:
+            rows.append(one(strategy))
+            continue
+        other = one(paired) if k % 2 else None
+        row = one(strategy)
+        rows.append({**row, **paired_columns(paired, other if other is not None else one(paired))})
+    return rows
+
+
+def paired_columns(paired: str, row: dict) -> dict:
+    """The paired strategy's row on the same schema, as this row's paired_* columns (its walk's where it walked:
+    outcome ok; else its compile alone, or nothing)."""
+    walked = row.get("outcome") == "ok"
+    out = {"paired_strategy": paired, "paired_compile_ms": row.get("compile_ms"),
+           "paired_instance": row.get("instance", -1) if walked else -1}
+    if walked:
+        out.update(paired_mask_us=row["mask_us"], paired_advance_us=row["advance_us"],
+                   paired_fresh_ms=row["compile_ms"] + (sum(row["mask_us"]) + sum(row["advance_us"])) / 1000)
+    return out
 
 
 def main(argv=None) -> int:

@@ -71,7 +71,7 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
     if settings.n + cold_starts - 1 > current_limits().max_answers:
         raise exceeded("max_answers", f"n={settings.n:,} walks and cold_starts={cold_starts:,} are more walks in one "
                                       f"trial than allowed")
-    paired = _paired(settings, strategy)
+    paired = paired_strategy(settings, strategy, "at each cold start")
     if paired is not None:
         prepare_vocabulary(paired, vocab)
     prepare_vocabulary(strategy, vocab)  # per-vocabulary setup, shared by every grammar: not part of compile_ms
@@ -99,15 +99,16 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
     return rows
 
 
-def _paired(settings, strategy: str) -> str | None:
-    """The `paired` setting: None, or a strategy that builds masks (checked before anything is run); None in the
-    paired strategy's own trial, which has nothing to pair with."""
+def paired_strategy(settings, strategy: str, where: str) -> str | None:
+    """The `paired` setting (the speed and fresh experiments'): None, or a strategy that builds masks (checked before
+    anything is run); None in the paired strategy's own trial, which has nothing to pair with. `where`: when it is
+    walked beside this one, for the error."""
     paired = settings.get("paired")
     if paired is None:
         return None
     if not isinstance(paired, str) or paired not in strategy_names() or paired in UNCONSTRAINED + SAMPLERS:
         masking = [s for s in strategy_names() if s not in UNCONSTRAINED + SAMPLERS]
-        raise SettingsError(f"paired (the strategy walked cold beside this one at each cold start) must be null or "
+        raise SettingsError(f"paired (the strategy walked cold beside this one {where}) must be null or "
                             f"one that builds masks: {', '.join(masking)}; got {paired!r}")
     return None if paired == strategy else paired
 

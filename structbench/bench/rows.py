@@ -147,12 +147,20 @@ COLUMNS: tuple[Column, ...] = (
                           "start (what compiles kept for later schemas forgotten): its masks are built as met; the "
                           "trial's other walks reuse the first compile's (warm). Null in parts written before "
                           "schema 6, where walk 0 was the cold one"),
-    Column("paired_strategy", _STR, "speed, a cold walk's row: the strategy walked cold beside this one at the same "
-                                     "cold start (the `paired` setting; null without one, and in the paired "
-                                     "strategy's own trial)"),
-    Column("paired_fresh_ms", _FLOAT, "speed, a cold walk's row: that strategy's fresh answer (compile + a cold walk's "
-                                      "masks and advances, ms), walked seconds before or after this row's (null in "
-                                      "parts written before schema 7)", Kind.TIMING),
+    Column("paired_strategy", _STR, "speed, a cold walk's row; fresh: the strategy walked cold beside this one at "
+                                     "the same cold start, or on the same schema (the `paired` setting; null without "
+                                     "one, and in the paired strategy's own trial)"),
+    Column("paired_fresh_ms", _FLOAT, "speed, a cold walk's row; fresh: that strategy's fresh answer (compile + a cold "
+                                      "walk's masks and advances, ms), walked seconds before or after this row's (null "
+                                      "in parts written before schema 7, and where it walked nothing)", Kind.TIMING),
+    Column("paired_compile_ms", _FLOAT, "fresh: the paired strategy's compile of this schema, ms (null in parts written "
+                                        "before schema 8, and where it did not compile)", Kind.TIMING),
+    Column("paired_mask_us", _FLOATS, "fresh: the paired strategy's cold walk, per step: microseconds to compute the "
+                                      "mask (null where it walked nothing)", Kind.TIMING),
+    Column("paired_advance_us", _FLOATS, "fresh: the paired strategy's cold walk, per step with a token to take: "
+                                         "microseconds to advance by it (null where it walked nothing)", Kind.TIMING),
+    Column("paired_instance", _INT, "fresh: the test instance the paired strategy walked (the same walk as this "
+                                    "row's where it equals `instance`); -1 where it walked none"),
     # --- provenance ---
     Column("config_json", _STR, "the settings the trial_id hashes, as JSON"),
     Column("git_sha", _STR, "the commit the package ran from (`+dirty` for a changed work tree)", Kind.PROVENANCE),

@@ -61,7 +61,7 @@ VOCAB_KEYS = {"synthetic": ("size", "seed")}  # every other vocabulary: size onl
 MODEL_KEYS = {"toy": ("skill", "noise", "chatter"), "smollm2": ("dtype", "threads")}
 # Top-level keys of one experiment kind's own, read from the composed settings (set by its sweep file).
 EXPERIMENT_KEYS = {"speed": ("cold_starts", "paired"),
-                   "fresh": ("corpus_dir", "subset", "sample", "compile_timeout_s"),
+                   "fresh": ("corpus_dir", "subset", "sample", "compile_timeout_s", "paired"),
                    "coverage": ("corpus_dir", "subset", "sample", "compile_timeout_s", "mask_walks", "mask_steps"),
                    "distortion": ("example", "particle_grid", "prune", "floor_repeats", "exact_draws")}
 

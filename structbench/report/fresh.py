@@ -6,6 +6,9 @@ MaskBench times and pools compute_mask + commit_token), fresh answer (compile + 
 warm step (the same walks again), each with its ratio to
 llguidance's p50 and p99 (the issue's targets are such ratios); and the count of schemas per outcome. Two
 scopes: the schemas every strategy walked, the same instance (same walks), and everything each strategy ran.
+Where a trial walked a `paired` strategy on each schema (experiments/fresh.py), a third table: per strategy, its
+percentiles and the paired strategy's over the schemas both walked on the same instance, each pair of walks
+seconds apart (the ratios of the other tables compare trials run minutes apart, on a host whose speed drifts).
 """
 
 from __future__ import annotations
@@ -72,6 +75,34 @@ def metric_values(rows: pd.DataFrame) -> dict[str, np.ndarray]:
         "fresh": compile_ms + np.array([float(np.sum(s)) for s in cold], dtype=float) / 1000.0,
         "warm": _steps(warm),
     }
+
+
+PAIRED_METRICS = METRICS[:4]  # the paired strategy's walk is cold only
+
+
+def paired_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per strategy walked with a paired one and per metric (not warm): over the schemas both walked, the same
+    instance, n, this strategy's p50 and p99, the paired one's, and their ratios. Empty without paired rows."""
+    out = []
+    if "paired_strategy" not in df:
+        return pd.DataFrame(out)
+    for strategy in strategies_of(df):
+        rows = df[(df["strategy"] == strategy) & df["paired_strategy"].notna()]
+        rows = rows[(rows["outcome"] == "ok") & (rows["paired_instance"] == rows["instance"])]
+        if not len(rows):
+            continue
+        paired = rows["paired_strategy"].unique()
+        if len(paired) > 1:
+            raise ValueError(f"{strategy}'s schemas were paired with different strategies: {sorted(paired)}")
+        own = metric_values(rows)
+        other = metric_values(rows.assign(compile_ms=rows["paired_compile_ms"], mask_us=rows["paired_mask_us"],
+                                          advance_us=rows["paired_advance_us"], warm_mask_us=None))
+        for metric, unit, _ in PAIRED_METRICS:
+            a, b = percentiles(own[metric]), percentiles(other[metric])
+            out.append({"strategy": strategy, "paired": paired[0], "metric": metric, "unit": unit, "n": a["n"],
+                        "p50": a["p50"], "p99": a["p99"], "paired_p50": b["p50"], "paired_p99": b["p99"],
+                        "p50_vs_paired": a["p50"] / b["p50"], "p99_vs_paired": a["p99"] / b["p99"]})
+    return pd.DataFrame(out)
 
 
 def untimed_advances(df: pd.DataFrame) -> int:
@@ -147,9 +178,16 @@ def format_fresh(df: pd.DataFrame) -> str:
     for title, rows in ((f"the schemas every strategy walked, the same instance ({same['schema_file'].nunique():,} "
                          f"schemas)", same), ("everything each strategy walked", df)):
         parts += [f"### {title}", "", markdown(fresh_table(rows)), ""]
+    paired = paired_table(df)
+    if len(paired):
+        schemas = ", ".join(f"{s} {n:,}" for s, n in paired.drop_duplicates("strategy")[["strategy", "n"]].itertuples(
+            index=False))
+        parts += [f"### paired: each schema walked by both, seconds apart, the same instance (schemas: {schemas})",
+                  "", markdown(paired), ""]
     parts.append("compile, TTFM, fresh answer: one value per schema; TBM, warm: one per step (its mask and its "
                  "advance by the step's token, as MaskBench times compute_mask + commit_token). Ratios: the "
-                 f"strategy's percentile over {REFERENCE}'s, same metric, same scope.")
+                 f"strategy's percentile over {REFERENCE}'s, same metric, same scope; in the paired table, over "
+                 "the paired strategy's on the same schemas, each walked seconds from this one's.")
     untimed = untimed_advances(df)
     if untimed:
         parts.append(f"{untimed:,} walked rows were stored before advances were timed: their steps are masks alone.")

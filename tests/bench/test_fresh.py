@@ -42,9 +42,11 @@ def corpus(tmp_path):
 def test_a_tiny_corpus_through_the_harness(compose, corpus, tmp_path, strategy):
     if strategy == "llguidance":
         pytest.importorskip("llguidance", reason=install_line("engines"))
+    # lazy walked beside tabled on each schema (`paired`: ours, installed everywhere); llguidance is the sweep's
+    # paired strategy, so its own trial walks alone
     settings = Settings.from_dict(settings_of(compose([
         "+sweep=fresh", "vocab=toy", f"strategy={strategy}", f"corpus_dir={corpus}", "sample=null",
-        f"results_dir={tmp_path / 'results'}", "progress=false"])))
+        f"results_dir={tmp_path / 'results'}", "progress=false"] + (["paired=tabled"] if strategy == "lazy" else []))))
     result = run_trial(settings)
     df = read_results(tmp_path / "results", "fresh")
     assert result.n_rows == len(df) == len(CORPUS)  # one row per file, failures included
@@ -62,6 +64,27 @@ def test_a_tiny_corpus_through_the_harness(compose, corpus, tmp_path, strategy):
     assert len(cold) == len(warm) == len(ok["allowed_counts"]) == ok["n_tokens"] + 1  # the end token's mask too
     assert all(t > 0 for t in cold + warm) and ok["compile_ms"] > 0
     assert ok["allowed_counts"][-1] >= 1 and ok["kind"] == "fresh" and ok["strategy"] == strategy
+    if strategy == "llguidance":
+        assert df["paired_strategy"].isna().all() and df["paired_mask_us"].isna().all()
+        return
+    assert (df["paired_strategy"] == "tabled").all()
+    paired_masks, paired_advances = list(ok["paired_mask_us"]), list(ok["paired_advance_us"])
+    assert ok["paired_instance"] == 1 and len(paired_masks) == len(cold) and len(paired_advances) == ok["n_tokens"]
+    assert ok["paired_compile_ms"] > 0 and ok["paired_fresh_ms"] == pytest.approx(
+        ok["paired_compile_ms"] + (sum(paired_masks) + sum(paired_advances)) / 1000)
+    for name in ("unsupported.json", "noinstance.json", "broken.json"):  # walked nothing: no walk to pair
+        assert rows[name]["paired_instance"] == -1 and rows[name]["paired_mask_us"] is None
+        assert rows[name]["paired_fresh_ms"] != rows[name]["paired_fresh_ms"]  # (NaN)
+    assert rows["noinstance.json"]["paired_compile_ms"] > 0  # it compiled under tabled too
+    assert rows["broken.json"]["paired_compile_ms"] != rows["broken.json"]["paired_compile_ms"]  # never compiled
+
+
+def test_a_bad_paired_strategy_is_refused_before_any_file_is_read(compose, corpus, tmp_path):
+    settings = Settings.from_dict(settings_of(compose(["+sweep=fresh", "vocab=toy", "strategy=lazy",
+                                                       f"corpus_dir={corpus}", "paired=smc"])))
+    with pytest.raises(SettingsError, match="paired \\(the strategy walked cold beside this one on each schema\\) "
+                                            "must be null or one that builds masks: .*got 'smc'"):
+        fresh.run(settings, None)
 
 
 def _row(folder, name, schema, tests, timeout_s=5, **limits):

@@ -13,7 +13,7 @@ from structbench.bench.store import ROW_SCHEMA, part_path, read_results, write_p
 from structbench.errors import MissingRows
 from structbench.report.figures import make_figures
 from structbench.report.figures.fresh import fig_fresh
-from structbench.report.fresh import format_fresh, fresh_table, outcome_counts, same_walks
+from structbench.report.fresh import format_fresh, fresh_table, outcome_counts, paired_table, same_walks
 from structbench.report.summary import fresh_answer_summary
 
 
@@ -103,6 +103,38 @@ def test_every_outcome_is_counted_never_dropped(df):
     assert counts.loc["lazy", "unsupported"] == 1 and counts.loc["lazy", "no_instance"] == 1
     assert counts.loc["llguidance", "ok"] == 5 and counts.loc["llguidance", "error"] == 1
     assert counts.drop(columns="schemas").sum(axis=1).tolist() == counts["schemas"].tolist()
+
+
+def test_the_paired_table_compares_each_schemas_two_walks_on_the_same_instance(df):
+    """Lazy's rows carry llguidance's walk of the same schema (paired_*): the paired table is each metric's
+    percentiles over the schemas both walked on the same instance, lazy's from its own columns and the paired
+    strategy's from the paired ones, and their ratios; a schema the paired strategy walked on another instance, or
+    not at all, is left out; without paired rows there is no such table."""
+    lazy = df[df["strategy"] == "lazy"].copy()
+    other = df[df["strategy"] == "llguidance"].set_index("schema_file")
+    instance = {"A---4.json": 7}  # llguidance walked another instance there
+    for i, r in lazy.iterrows():
+        theirs = other.loc[r["schema_file"]]
+        walked = theirs["outcome"] == "ok"
+        lazy.at[i, "instance"] = 1 if r["outcome"] == "ok" else -1
+        lazy.at[i, "paired_strategy"] = "llguidance"
+        lazy.at[i, "paired_compile_ms"] = theirs["compile_ms"]
+        lazy.at[i, "paired_instance"] = instance.get(r["schema_file"], 1) if walked else -1
+        lazy.at[i, "paired_mask_us"] = theirs["mask_us"] if walked else None
+        lazy.at[i, "paired_advance_us"] = theirs["advance_us"] if walked else None
+    table = paired_table(lazy).set_index("metric")
+    both = ["A---0.json", "A---1.json", "A---2.json"]  # (3: lazy unsupported; 4: another instance)
+    mine = fresh_table(df[df["schema_file"].isin(both)]).set_index(["strategy", "metric"])
+    assert list(table.index) == ["compile", "ttfm", "tbm", "fresh"] and (table["paired"] == "llguidance").all()
+    for metric in table.index:
+        for q in ("p50", "p99"):
+            assert table.loc[metric, q] == pytest.approx(mine.loc[("lazy", metric), q])
+            assert table.loc[metric, f"paired_{q}"] == pytest.approx(mine.loc[("llguidance", metric), q])
+            assert table.loc[metric, f"{q}_vs_paired"] == pytest.approx(
+                mine.loc[("lazy", metric), q] / mine.loc[("llguidance", metric), q])
+    assert table.loc["fresh", "n"] == 3
+    assert "### paired: each schema walked by both" in format_fresh(lazy)
+    assert paired_table(df).empty and "### paired" not in format_fresh(df)
 
 
 def test_without_llguidance_the_ratios_are_missing_not_made_up(df):
