@@ -243,7 +243,7 @@ def _classes_below(parent, node_classes, n_words):
     """Per node, the bits of the classes of its descendants, and the depth of its subtree below it (children come
     after their parent in preorder: one pass backwards)."""
     below = np.zeros((parent.shape[0], n_words), np.uint64)
-    height = np.zeros(parent.shape[0], np.int64)
+    height = np.zeros(parent.shape[0], np.int32)
     for n in range(parent.shape[0] - 1, -1, -1):
         p = parent[n]
         if p >= 0:
@@ -333,8 +333,8 @@ def class_runs(trie, node_classes: np.ndarray, ascii_own: bool) -> np.ndarray:
     character is a class of its own, an ASCII node's run is itself, and only the non-ASCII nodes are looked at."""
     n = trie.size
     next_sibling = trie.__dict__.get("_next_sibling")
-    if next_sibling is None:
-        next_sibling = trie.__dict__["_next_sibling"] = np.arange(n, dtype=np.int64) + trie.subtree
+    if next_sibling is None:  # (int32, as the walk reads it: walk_constants)
+        next_sibling = trie.__dict__["_next_sibling"] = (np.arange(n, dtype=np.int64) + trie.subtree).astype(np.int32)
     run_end = next_sibling.copy()
     nodes = trie.non_ascii if ascii_own else np.arange(n, dtype=np.int64)
     _kernels().class_runs(trie.parent, trie.subtree, node_classes, nodes, run_end)
@@ -349,11 +349,21 @@ def trie_arrays(trie) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     found = trie.__dict__.get("_walk_arrays")
     if found is None:
         first_end = np.searchsorted(trie.ends, np.arange(trie.size + 1, dtype=np.int64)).astype(np.int64)
-        nonplain_next, exit_next = np.empty(trie.size, dtype=np.int64), np.empty(trie.size, dtype=np.int64)
+        nonplain_next, exit_next = np.empty(trie.size, dtype=np.int32), np.empty(trie.size, dtype=np.int32)
         kernels = _kernels()
         kernels.next_kept(trie.parent, trie.subtree, trie.plain_subtree, nonplain_next)
         kernels.next_kept(trie.parent, trie.subtree, kernels.exit_skips(trie.parent, trie.codes), exit_next)
         found = trie.__dict__["_walk_arrays"] = (first_end, nonplain_next, exit_next)
+    return found
+
+
+def _narrow(trie) -> tuple[np.ndarray, np.ndarray]:
+    """The tree's subtree sizes and token ids as int32, kept on it. The walk reads a handful of arrays per node
+    looked at (class, subtree, token, sibling jumps, runs, heights), all int32: at int64 a cold walk, whose tables
+    and tree are out of the caches after a round of Python, cost a third more per node."""
+    found = trie.__dict__.get("_narrow")
+    if found is None:
+        found = trie.__dict__["_narrow"] = (trie.subtree.astype(np.int32), trie.token_at.astype(np.int32))
     return found
 
 
@@ -400,19 +410,20 @@ def warm_up() -> None:
     """Compile the walk now (or load it from numba's cache), with the argument types masks use."""
     kernels = _kernels()
     one = np.zeros(1, dtype=np.int64)
+    one32 = np.zeros(1, dtype=np.int32)  # (the tree's per-node arrays the walk reads: int32, see _narrow)
     unknown = np.full(1, UNKNOWN, dtype=np.int64)
     kernels.walk(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), one - 1,
                  np.full((1, 1), -1, dtype=np.int32), one.copy(), np.zeros((1, 1), np.uint64), one.copy(), one.copy(),
                  unknown, unknown.copy(),
-                 np.zeros(1, np.uint64), np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one.copy(),
-                 np.ones(1, np.int64), one + 1, one, one + 1, one, one.copy(), np.full(1, -1, np.int64),
+                 np.zeros(1, np.uint64), np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one32.copy(),
+                 np.ones(1, np.int32), one32 + 1, one, one + 1, one, one.copy(), np.full(1, -1, np.int32),
                  np.zeros(1, np.uint8), one.copy(), one.copy(), 0, one.copy(), one.copy(), one.copy(), one.copy(), 3,
-                 False, one.copy(), np.zeros(2, np.int64), np.zeros(1, np.int64), one.copy(), one.copy())
+                 False, one32.copy(), np.zeros(2, np.int64), np.zeros(1, np.int64), one.copy(), one.copy())
     kernels.classes_below(np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32), 1)
-    kernels.class_runs(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, np.int32), one.copy(), one + 1)
+    kernels.class_runs(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, np.int32), one.copy(), one32 + 1)
     kernels.non_ascii_below(np.zeros((1, 3), np.uint64), np.full(1, -1, dtype=np.int64), np.zeros(1, np.int32),
                             one.copy(), 3)
-    kernels.next_kept(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, bool), one.copy())
+    kernels.next_kept(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, bool), one32.copy())
     kernels.exit_skips(np.full(1, -1, dtype=np.int64), one.copy())
 
 
@@ -477,8 +488,9 @@ def walk_constants(index) -> tuple:
         trie = index.trie
         first_end, nonplain_next, exit_next = trie_arrays(trie)
         buffers = index.walk_buffers()
+        subtree, token_at = _narrow(trie)
         found = index.__dict__["_walk_constants"] = (
-            index.node_classes, index.below, index.height, trie.subtree, index.run_end, trie.token_at, trie.depth + 2,
+            index.node_classes, index.below, index.height, subtree, index.run_end, token_at, trie.depth + 2,
             first_end, trie.end_ids, trie.dup_ids, trie.dup_of, *buffers[:2], buffers[2:6], buffers[6:10],
             machine_modes(trie),
             _first_round(trie), (nonplain_next, exit_next))
