@@ -54,7 +54,7 @@ from structbench.jsonschema.frames import (
 )
 from structbench.jsonschema.free_text import FREE_STRING
 from structbench.jsonschema.keys import OTHER, ObjectKeys
-from structbench.jsonschema.number_lexeme import number_lexeme
+from structbench.jsonschema.lexemes import literal_lexeme, number_lexeme
 from structbench.jsonschema.strings import END, escape_reads, string_step
 from structbench.limits import current as limits
 from structbench.regular import MAX_CODE_POINT
@@ -389,7 +389,8 @@ class SchemaChecker(ObjectKeys):
         (neither the quote, the backslash nor a control character) moves that DFA alone and nothing else; the lazy
         strategy walks such characters compiled. Or a number (its DFA's NumberLexeme, which `ends_open`: the
         characters its DFA moves on move it alone; where it accepts, any other ends it, and `close_top` is the
-        stack that reads that character). None otherwise."""
+        stack that reads that character), or a literal (LiteralLexeme: its letters, the last one `closing` it, as
+        a quote closes a string). None otherwise."""
         top = stack[-1]
         if top.esc:
             return None
@@ -405,12 +406,14 @@ class SchemaChecker(ObjectKeys):
         if top.kind == NUMBER:  # its DFA, which ends open: a character it does not move on is the parent's
             lexeme = number_lexeme(self.nodes[top.node].number_dfa)
             return None if lexeme is None else (lexeme, top.at)
+        if top.kind == LITERAL:  # its word's letters; the last closes it
+            return literal_lexeme(top.text), top.at
         return None
 
     def with_string_state(self, stack: Stack, at: int) -> Stack:
         """The stack `string_content` describes, its DFA moved to `at` by plain characters: what `step` returns."""
         top = stack[-1]
-        if top.kind == STRING or top.kind == NUMBER:
+        if top.kind == STRING or top.kind == NUMBER or top.kind == LITERAL:
             return stack if top.at == at else stack[:-1] + (top._replace(at=at),)
         frame = self.key_trie(top).frame_at(top, at)
         return stack if frame is top else stack[:-1] + (frame,)

@@ -8,7 +8,7 @@ per vocabulary by :func:`structbench.masking.tabled.index_vocabulary` and shared
 string (a free one's DFA has one state; a checked one's is its content's: maxLength, pattern, format, enum) or a
 key, plain characters are read by that DFA's own table (structbench.masking.string_mode), not by the machine: no
 machine state is made per character, nor per escape where the text is free (structbench.jsonschema.free_text), nor
-per digit of a number (structbench.jsonschema.number_lexeme).
+per digit of a number or letter of a literal (structbench.jsonschema.lexemes).
 """
 
 from __future__ import annotations
@@ -286,10 +286,11 @@ class TrieDense(LazyDense):
             self._expand([i])
         return i
 
-    def _closed_at(self, stack, d: int) -> int:
-        """The machine state after the string's closing quote at DFA state d (-1: refused), with its row computed
-        now where it may read only a few characters (a colon, a comma or a closing bracket, a space)."""
-        i = self._after(stack, d, '"')
+    def _closed_at(self, stack, d: int, closing: str = '"') -> int:
+        """The machine state after the string's closing quote (a literal's last letter) at DFA state d (-1:
+        refused), with its row computed now where it may read only a few characters (a colon, a comma or a closing
+        bracket, a space)."""
+        i = self._after(stack, d, closing)
         self._few_now(i)
         return i
 

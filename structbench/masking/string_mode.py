@@ -6,8 +6,9 @@ string's one state (structbench.jsonschema.free_text.FreeString), or the key's p
 (structbench.jsonschema.key_trie). The walk reads them by the DFA's table (:class:`StringContent`, one per DFA),
 so no machine state is made per character. Free text's escapes are rows of that table too (after the DFA's own
 states: `content_states` of them), so none is made per escape either. A number is read so too
-(structbench.jsonschema.number_lexeme): no quote closes it; a character its DFA does not move on ends it (`END`), and
-is read again in the machine from the state after the number (`closes`).
+(structbench.jsonschema.lexemes): no quote closes it; a character its DFA does not move on ends it (`END`), and
+is read again in the machine from the state after the number (`closes`). A literal's letters too: its last one
+closes it, as the quote closes a string.
 
 A *string* is one such DFA at one place in the machine: the machine stack around its content, which says where
 its backslash and closing quote lead. Each string gets one *row* per DFA state (:class:`StringRows`), and a
@@ -48,9 +49,10 @@ class StringContent:
         # string's) may have more after them, which read an escape (structbench.jsonschema.free_text): no machine
         # state is one of those.
         self.content_states = getattr(dfa, "content_states", dfa.n_states)
-        # A number's DFA ends open (structbench.jsonschema.number_lexeme): no quote closes it, and `closes` is the
+        # A number's DFA ends open (structbench.jsonschema.lexemes): no quote closes it, and `closes` is the
         # machine state after it, which reads the character that ends it.
         self.ends_open = getattr(dfa, "ends_open", False)
+        self.closing = getattr(dfa, "closing", '"')  # what CLOSE reads: the quote, or a literal's last letter
         self._counted: dict[int, int] = {}
         codes = np.asarray(boundaries, dtype=np.int64)
         self._codes = codes
@@ -208,8 +210,8 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
         return found
     if hasattr(dfa, "string_tables"):  # a key's DFA: its own tables
         found = dfa.string_tables(codes, trie_walk.CLOSE, trie_walk.EXIT, cap)
-    elif hasattr(dfa, "lexeme_tables"):  # a number's: its own tables, which end open
-        found = dfa.lexeme_tables(codes, trie_walk.END, cap)
+    elif hasattr(dfa, "lexeme_tables"):  # a number's or a literal's: its own tables
+        found = dfa.lexeme_tables(codes, trie_walk.CLOSE, trie_walk.END, cap)
     elif hasattr(dfa, "string_table"):  # a key checked by DFAs (structbench.jsonschema.key_patterns): its own table
         lex = dfa.string_table(codes, trie_walk.CLOSE, trie_walk.EXIT)
         found = (lex, _run_lengths(lex, plain, cap), _reads_every_plain_run(lex, plain, cap))
@@ -330,12 +332,12 @@ class StringRows:
     character leads); `run`, `total` and `loops` (the classes a state loops on, as bits) per row of `lex` (a DFA
     built by rows has its rows stacked as they are made, and lex row 0, all UNKNOWN, until then); and,
     computed when a walk first needs them, `exits[r]` (the
-    machine state after a backslash at d) and `closes[r]` (after the closing quote; for a number, after the number,
-    which reads the character that ends it; both -1: refused). Arrays grow by doubling: only rows in use are ever
-    indexed.
+    machine state after a backslash at d) and `closes[r]` (after the closing quote, or a literal's last letter; for
+    a number, after the number, which reads the character that ends it; both -1: refused). Arrays grow by doubling:
+    only rows in use are ever indexed.
 
-    resolve(stack, d), close(stack, d), end(stack, d): those machine states for a string's DFA state d (end: a
-    number's), its stack given at d=0."""
+    resolve(stack, d), close(stack, d, closing character), end(stack, d): those machine states for a string's DFA
+    state d (end: a number's), its stack given at d=0."""
 
     def __init__(self, boundaries: np.ndarray, depth, resolve, close, end):
         self.boundaries, self._depth, self._resolve, self._close, self._end = boundaries, depth, resolve, close, end
@@ -434,8 +436,8 @@ class StringRows:
     def closes_for(self, rows: list[int]) -> None:
         for r in rows:
             content, _, stack, _ = self._owner(r)
-            close = self._end if content.ends_open else self._close
-            self.closes[r] = close(stack, r - int(self.base[r]))
+            d = r - int(self.base[r])
+            self.closes[r] = self._end(stack, d) if content.ends_open else self._close(stack, d, content.closing)
 
     def _owner(self, r: int) -> tuple:
         return self._owners[bisect.bisect_right(self._bases, r) - 1]

@@ -15,7 +15,7 @@ one table lookup a node, as llguidance's toktrie does. It reads in one of two mo
   in machine mode from `lex_close[row]`, the machine state after the string. The backslash (`EXIT`) hands the
   walk back to the machine: it goes on in machine mode from `lex_exit[row]`, the machine state after the
   backslash, which reads the escape (the string's own state at that row is never made). A number is read so too
-  (structbench.jsonschema.number_lexeme): its DFA's characters move it alone, and a character that ends it (`END`)
+  (structbench.jsonschema.lexemes): its DFA's characters move it alone, and a character that ends it (`END`)
   is read again in machine mode, from `lex_close[row]`, the machine state after the number.
 
 A walk in machine mode that reaches a machine state inside such a string (`enter[state]`, its row; -1 for

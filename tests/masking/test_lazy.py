@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
 from structbench.jsonschema.checker import SchemaChecker
-from structbench.jsonschema.number_lexeme import number_lexeme
+from structbench.jsonschema.lexemes import literal_lexeme, number_lexeme
 from structbench.masking import LazyDense, PatternMachine, TrieDense, machine_boundaries, trie_walk
 from structbench.masking.cold_start import cold_start
 from structbench.masking.tabled import pattern_boundaries
@@ -829,7 +829,7 @@ def test_a_numbers_lexeme_table_is_its_dfas_moves_ended_open(schema, numbers):
     dfa = checker.nodes[checker.root].number_dfa
     lexeme = number_lexeme(dfa)
     codes = machine_boundaries(checker.special_chars()).astype(np.int64)
-    lex, run, total = lexeme.lexeme_tables(codes, trie_walk.END, 16)
+    lex, run, total = lexeme.lexeme_tables(codes, trie_walk.CLOSE, trie_walk.END, 16)
     expected = next_states(dfa, codes)
     accepting = np.isin(np.arange(dfa.n_states), list(dfa.accepting))
     expected[(expected < 0) & accepting[:, None]] = trie_walk.END
@@ -852,22 +852,29 @@ def test_unbounded_numbers_share_one_lexeme_across_cold_starts(vocab):
     assert again[2] is not first[2] and again[2].dfa == first[2].dfa
 
 
-def test_a_numbers_digits_make_no_machine_state(vocab):
-    """A mask's walk reads a number by its DFA in string mode: after a key's colon, the machine states it numbers
-    inside numbers are those its first characters reach (a sign, a zero, another digit), not one per DFA state the
-    vocabulary's number tokens pass through; and the masks stay LazyDense's token walk's."""
+def masks_after(vocab, schema: dict, prefixes: list[str]) -> tuple:
+    """(checker, TrieDense, LazyDense) after the compiled walk's mask at each prefix's state was checked against
+    LazyDense's token walk."""
     require_llama3(vocab)
     if not trie_walk.compiled():
         pytest.skip("numba is not installed")
-    schema = {"type": "object", "properties": {"n": {"type": "number"}, "s": {"type": "string"}}}
     checker = SchemaChecker(schema, "any", "lesson")
     bounds = machine_boundaries(checker.special_chars())
     trie, plain = TrieDense(checker, bounds, vocab), LazyDense(SchemaChecker(schema, "any", "lesson"), bounds, vocab)
-    for prefix in ['{"n": ', '{"n": 12', '{"n": -0.5e', '{"s": "x", "n": 3']:
+    for prefix in prefixes:
         stack = checker.feed(checker.start(), prefix)
         expected, _ = plain.mask(plain.id_of(stack))
         got, _ = trie.mask(trie.id_of(stack))
         assert np.array_equal(got, expected), (prefix, np.flatnonzero(got != expected)[:10])
+    return checker, trie, plain
+
+
+def test_a_numbers_digits_make_no_machine_state(vocab):
+    """A mask's walk reads a number by its DFA in string mode: after a key's colon, the machine states it numbers
+    inside numbers are those its first characters reach (a sign, a zero, another digit), not one per DFA state the
+    vocabulary's number tokens pass through; and the masks stay LazyDense's token walk's."""
+    schema = {"type": "object", "properties": {"n": {"type": "number"}, "s": {"type": "string"}}}
+    checker, trie, _ = masks_after(vocab, schema, ['{"n": ', '{"n": 12', '{"n": -0.5e', '{"s": "x", "n": 3'])
     in_numbers = {st[-1].at for st in trie.states if st[-1].kind == "number"}
     dfa = checker.nodes[dict(checker.nodes[checker.root].properties)["n"]].number_dfa
     firsts = {dfa.step(dfa.start, ch) for ch in "-0123456789"}
@@ -875,3 +882,34 @@ def test_a_numbers_digits_make_no_machine_state(vocab):
     assert in_numbers <= firsts | {dfa.walk(dfa.start, t) for t in ("12", "-0.5e", "3")}
     assert len(in_numbers) < dfa.n_states - 2
     assert number_lexeme(dfa) is not None and checker.string_content(checker.feed(checker.start(), '{"n": 1'))
+
+
+@pytest.mark.parametrize("word", ["true", "false", "null"])
+def test_a_literals_lexeme_reads_its_letters_and_closes_at_the_last(word):
+    """A literal's string-mode table: from d letters read, the next letter's class to d + 1, the last letter's to
+    CLOSE (read, as a string's quote: the machine goes on after it), every other class refused; one lexeme per word
+    for every checker."""
+    checker = SchemaChecker({"type": ["boolean", "null"]}, "any", "lesson")
+    codes = machine_boundaries().astype(np.int64)
+    stack = checker.feed(checker.start(), word[0])
+    lexeme, at = checker.string_content(stack)
+    assert lexeme is literal_lexeme(word) and at == 1 and lexeme.closing == word[-1]
+    lex, run, total = lexeme.lexeme_tables(codes, trie_walk.CLOSE, trie_walk.END, 16)
+    for d in range(1, len(word)):
+        expected = np.full(len(codes), -1)
+        expected[np.searchsorted(codes, ord(word[d]), side="right") - 1] = d + 1 if d + 1 < len(word) else trie_walk.CLOSE
+        assert np.array_equal(lex[d], expected), d
+        assert checker.with_string_state(stack, d) == checker.feed(checker.start(), word[:d])
+    assert not run.any() and not total.any()
+
+
+def test_a_literals_letters_make_no_machine_state(vocab):
+    """A mask's walk reads true, false and null by their lexemes: after a key's colon, the literal states it numbers
+    are those the first letters reach (one letter read), not one per letter the vocabulary's tokens pass through;
+    the masks stay LazyDense's token walk's."""
+    schema = {"type": "object", "properties": {"b": {"type": ["boolean", "null"]}}}
+    _, trie, plain = masks_after(vocab, schema, ['{"b": ', '{"b": t', '{"b": fal', '{"b": null'])
+    read = {(st[-1].text, st[-1].at) for st in trie.states if st[-1].kind == "literal"}
+    # the first letters' states, and the prefixes' own ("t", "fal")
+    assert read <= {("true", 1), ("false", 1), ("null", 1), ("false", 3)}, read
+    assert len({(st[-1].text, st[-1].at) for st in plain.states if st[-1].kind == "literal"}) > len(read)

@@ -1,10 +1,14 @@
-"""A number in string mode: its DFA read compiled, like a string's content, though nothing closes it.
+"""Numbers and literals in string mode: read by their DFAs compiled, like a string's content.
 
 A number's characters move its DFA alone (the checker's `_step_number`) until one it does not move on: there, where
 the DFA accepts, the number is finished and that character is its parent's (after a value: a comma, a closing
 bracket, whitespace), else it is refused. The lazy strategy's string mode reads a number by that DFA's table
 (:class:`NumberLexeme`), so no machine state is made per digit, and at such a character it goes on in the machine
 from the state after the number (`END`: the character is read again there), one per number, not one per DFA state.
+
+A literal (true, false, null) is its word's letters in order (the checker's `_step_literal`); its last letter
+closes it, as a quote closes a string (:class:`LiteralLexeme`: `CLOSE`, then the machine from the state after it).
+Its letters between make no machine state.
 """
 
 from __future__ import annotations
@@ -21,16 +25,17 @@ MAX_STATES = 4096  # a number DFA with more states is left to the machine (its t
 class NumberLexeme:
     """A number's DFA as string mode reads it (structbench.masking.string_mode): its states are the number's
     content, and `ends_open`: a character the DFA does not move on ends the number where it accepts, and is read
-    again after it."""
+    again after it (no character closes it: `closing` None)."""
 
     ends_open = True
+    closing = None
 
     def __init__(self, dfa: DFA):
         self.dfa = dfa
         self.accepting = dfa.accepting
         self.n_states = self.content_states = dfa.n_states
 
-    def lexeme_tables(self, codes: np.ndarray, end: int, cap: int) -> tuple:
+    def lexeme_tables(self, codes: np.ndarray, close: int, end: int, cap: int) -> tuple:
         """String mode's (lex, run, total) over the classes cut at `codes` (a class is one character for the DFA:
         every character a number holds is ASCII, a class of its own): lex[d, c] the DFA's next state, else `end`
         where d accepts (the number is finished and the character its parent's), else -1. No run of plain
@@ -71,3 +76,32 @@ def _unbounded() -> dict[tuple, NumberLexeme]:
         dfa = trim(compile_pattern(pattern))
         found[(dfa.moves, dfa.accepting, dfa.start)] = NumberLexeme(dfa)
     return found
+
+
+class LiteralLexeme:
+    """A literal's word as string mode reads it: state d has read d letters (a literal frame's `at`, 1 up to the
+    word's length less one; the checker closes it at its last letter), and `closing` is that last letter."""
+
+    ends_open = False
+
+    def __init__(self, word: str):
+        self.word, self.closing = word, word[-1]
+        self.n_states = self.content_states = len(word)
+        self.accepting = frozenset({len(word) - 1})  # (where the closing letter may come)
+
+    def lexeme_tables(self, codes: np.ndarray, close: int, end: int, cap: int) -> tuple:
+        """String mode's (lex, run, total): from d, its next letter's class to d + 1, the last letter's to `close`,
+        any other refused; no run of plain characters claimed."""
+        codes = np.asarray(codes, dtype=np.int64)
+        lex = np.full((self.n_states, len(codes)), -1, dtype=np.int32)
+        for d, letter in enumerate(self.word):  # (a letter is a class of its own: every ASCII character is)
+            c = int(np.searchsorted(codes, ord(letter), side="right")) - 1
+            lex[d, c] = d + 1 if d + 1 < len(self.word) else close
+        return lex, np.zeros(self.n_states, dtype=np.int64), np.zeros(self.n_states, dtype=bool)
+
+
+@cache
+def literal_lexeme(word: str) -> LiteralLexeme:
+    """The literal's lexeme: one per word for every schema (true, false, null: JSON's syntax, nothing of a schema),
+    its tables made once per class partition and kept through a cold start."""
+    return LiteralLexeme(word)
