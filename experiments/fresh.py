@@ -47,7 +47,7 @@ from structbench.experiments.coverage import (
     spell,
     subset_of,
 )
-from structbench.experiments.speed import paired_strategy, prepare_vocabulary
+from structbench.experiments.speed import paired_strategy, prepare_paired, prepare_vocabulary
 
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
@@ -197,7 +197,7 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
         return "schema" if name in ENGINES else settings.key_order
 
     if paired is not None:
-        prepare_vocabulary(paired, trial.vocab)
+        prepare_paired(paired, trial.vocab)
     prepare_vocabulary(strategy, trial.vocab)  # per-vocabulary setup, shared by every schema: never timed
     rows = []
     for k, path in enumerate(tqdm(keys["files"], desc=f"fresh/{strategy}/{keys['subset']}", disable=not progress,

@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from structbench.bench.strategies import SAMPLERS, UNCONSTRAINED, compile_constraint, strategy_names
 from structbench.bench.walk import timed_walk
-from structbench.errors import SettingsError, WalkError
+from structbench.errors import EngineUnavailable, SettingsError, WalkError
 from structbench.limits import current as current_limits
 from structbench.limits import exceeded
 from structbench.masking import ENGINES, index_vocabulary, prepare
@@ -73,7 +73,7 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
                                       f"trial than allowed")
     paired = paired_strategy(settings, strategy, "at each cold start")
     if paired is not None:
-        prepare_vocabulary(paired, vocab)
+        prepare_paired(paired, vocab)
     prepare_vocabulary(strategy, vocab)  # per-vocabulary setup, shared by every grammar: not part of compile_ms
     rows = []
     bar = tqdm(total=settings.n + cold_starts - 1, desc=trial.label, disable=not progress, leave=False)
@@ -111,6 +111,15 @@ def paired_strategy(settings, strategy: str, where: str) -> str | None:
         raise SettingsError(f"paired (the strategy walked cold beside this one {where}) must be null or "
                             f"one that builds masks: {', '.join(masking)}; got {paired!r}")
     return None if paired == strategy else paired
+
+
+def prepare_paired(paired: str, vocab) -> None:
+    """prepare_vocabulary for the paired strategy; an engine that is not installed is named as the `paired`
+    setting (the user asked for another strategy, and may not know the sweep pairs it)."""
+    try:
+        prepare_vocabulary(paired, vocab)
+    except EngineUnavailable as e:
+        raise EngineUnavailable(f"paired={paired} (walked beside this strategy; paired=null for none): {e}") from None
 
 
 def _cold_compile(task, vocab, strategy: str, settings):

@@ -12,7 +12,7 @@ from structbench.experiments import fresh
 from structbench.bench.runner import run_trial
 from structbench.bench.settings import Settings
 from structbench.bench.store import read_results
-from structbench.errors import SettingsError
+from structbench.errors import EngineUnavailable, SettingsError
 from structbench.extras import install_line
 from structbench.limits import Limits, using
 from structbench.lm.vocab import toy_vocabulary
@@ -77,6 +77,22 @@ def test_a_tiny_corpus_through_the_harness(compose, corpus, tmp_path, strategy):
         assert rows[name]["paired_fresh_ms"] != rows[name]["paired_fresh_ms"]  # (NaN)
     assert rows["noinstance.json"]["paired_compile_ms"] > 0  # it compiled under tabled too
     assert rows["broken.json"]["paired_compile_ms"] != rows["broken.json"]["paired_compile_ms"]  # never compiled
+
+
+def test_a_paired_engine_not_installed_is_named_as_the_paired_setting(compose, corpus, monkeypatch):
+    """The sweep pairs every strategy with llguidance: without the engine, the error says it is `paired` that needs
+    it (and how to turn it off), not only that strategy 'llguidance' does."""
+    from structbench.experiments import speed
+
+    def missing(strategy, vocab):
+        raise EngineUnavailable(f"strategy {strategy!r} needs the {strategy} package")
+
+    monkeypatch.setattr(speed, "prepare_vocabulary", missing)
+    settings = Settings.from_dict(settings_of(compose(["+sweep=fresh", "vocab=toy", "strategy=lazy",
+                                                       f"corpus_dir={corpus}"])))
+    with pytest.raises(EngineUnavailable, match="^paired=llguidance \\(walked beside this strategy; paired=null for "
+                                                "none\\): strategy 'llguidance' needs"):
+        fresh.run(settings, type("Trial", (), {"vocab": toy_vocabulary()})())
 
 
 def test_a_bad_paired_strategy_is_refused_before_any_file_is_read(compose, corpus, tmp_path):
