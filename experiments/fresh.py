@@ -47,7 +47,7 @@ from structbench.experiments.coverage import (
     spell,
     subset_of,
 )
-from structbench.experiments.speed import paired_strategy, prepare_paired, prepare_vocabulary
+from structbench.experiments.speed import fresh_answer_ms, paired_strategy, prepare_paired, prepare_vocabulary
 
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
@@ -199,18 +199,20 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
     if paired is not None:
         prepare_paired(paired, trial.vocab)
     prepare_vocabulary(strategy, trial.vocab)  # per-vocabulary setup, shared by every schema: never timed
+    def one(path: Path, name: str) -> dict:
+        return schema_row(path, name, trial.vocab, key_order(name), settings.whitespace, keys["compile_timeout_s"])
+
     rows = []
     for k, path in enumerate(tqdm(keys["files"], desc=f"fresh/{strategy}/{keys['subset']}", disable=not progress,
                                   leave=False)):
-        def one(name: str) -> dict:
-            return schema_row(path, name, trial.vocab, key_order(name), settings.whitespace, keys["compile_timeout_s"])
-
         if paired is None:
-            rows.append(one(strategy))
-            continue
-        other = one(paired) if k % 2 else None
-        row = one(strategy)
-        rows.append({**row, **paired_columns(paired, other if other is not None else one(paired))})
+            rows.append(one(path, strategy))
+        elif k % 2:  # the paired strategy first
+            other = one(path, paired)
+            rows.append({**one(path, strategy), **paired_columns(paired, other)})
+        else:
+            row = one(path, strategy)
+            rows.append({**row, **paired_columns(paired, one(path, paired))})
     return rows
 
 
@@ -219,10 +221,10 @@ def paired_columns(paired: str, row: dict) -> dict:
     outcome ok; else its compile alone, or nothing)."""
     walked = row.get("outcome") == "ok"
     out = {"paired_strategy": paired, "paired_compile_ms": row.get("compile_ms"),
-           "paired_instance": row.get("instance", -1) if walked else -1}
+           "paired_instance": row["instance"] if walked else -1}
     if walked:
         out.update(paired_mask_us=row["mask_us"], paired_advance_us=row["advance_us"],
-                   paired_fresh_ms=row["compile_ms"] + (sum(row["mask_us"]) + sum(row["advance_us"])) / 1000)
+                   paired_fresh_ms=fresh_answer_ms(row["compile_ms"], row["mask_us"], row["advance_us"]))
     return out
 
 

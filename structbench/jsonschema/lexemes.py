@@ -87,7 +87,6 @@ class LiteralLexeme:
     def __init__(self, word: str):
         self.word, self.closing = word, word[-1]
         self.n_states = self.content_states = len(word)
-        self.accepting = frozenset({len(word) - 1})  # (where the closing letter may come)
 
     def lexeme_tables(self, codes: np.ndarray, close: int, end: int, cap: int) -> tuple:
         """String mode's (lex, run, total): from d, its next letter's class to d + 1, the last letter's to `close`,

@@ -295,13 +295,11 @@ class TrieDense(LazyDense):
         return i
 
     def _ended_at(self, stack, d: int) -> int:
-        """The machine state after the number `stack` is in, ended at its DFA state d (-1: d does not accept): the
-        state that reads the character ending it. One per number, whichever state it ends at (a string's closing
-        quote is read per DFA state); its row computed now where it may read only a few characters."""
-        state = self.machine.with_string_state(stack, d)
-        if d not in self._string_content_of(state)[0].accepting:
-            return -1
-        i = self.id_of(self.machine.close_top(state))
+        """The machine state after the number `stack` is in, ended at its DFA state d (one its DFA accepts:
+        StringRows.closes_for asks for no other): the state that reads the character ending it. One per number,
+        whichever state it ends at (a string's closing quote is read per DFA state); its row computed now where it
+        may read only a few characters."""
+        i = self.id_of(self.machine.close_top(self.machine.with_string_state(stack, d)))
         if self.fuel is not None:
             self.fuel.spend(1)
         self._few_now(i)

@@ -337,7 +337,7 @@ class StringRows:
     only rows in use are ever indexed.
 
     resolve(stack, d), close(stack, d, closing character), end(stack, d): those machine states for a string's DFA
-    state d (end: a number's), its stack given at d=0."""
+    state d (end: a number's, at a state its DFA accepts), its stack given at d=0."""
 
     def __init__(self, boundaries: np.ndarray, depth, resolve, close, end):
         self.boundaries, self._depth, self._resolve, self._close, self._end = boundaries, depth, resolve, close, end
@@ -437,7 +437,10 @@ class StringRows:
         for r in rows:
             content, _, stack, _ = self._owner(r)
             d = r - int(self.base[r])
-            self.closes[r] = self._end(stack, d) if content.ends_open else self._close(stack, d, content.closing)
+            if content.ends_open:  # a number: ended where its DFA accepts, else refused
+                self.closes[r] = self._end(stack, d) if d in content.dfa.accepting else -1
+            else:
+                self.closes[r] = self._close(stack, d, content.closing)
 
     def _owner(self, r: int) -> tuple:
         return self._owners[bisect.bisect_right(self._bases, r) - 1]

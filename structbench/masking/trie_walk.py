@@ -333,8 +333,8 @@ def class_runs(trie, node_classes: np.ndarray, ascii_own: bool) -> np.ndarray:
     character is a class of its own, an ASCII node's run is itself, and only the non-ASCII nodes are looked at."""
     n = trie.size
     next_sibling = trie.__dict__.get("_next_sibling")
-    if next_sibling is None:  # (int32, as the walk reads it: walk_constants)
-        next_sibling = trie.__dict__["_next_sibling"] = (np.arange(n, dtype=np.int64) + trie.subtree).astype(np.int32)
+    if next_sibling is None:  # (int32, as the walk reads it: _narrow)
+        next_sibling = trie.__dict__["_next_sibling"] = np.arange(n, dtype=np.int32) + _narrow(trie)[0]
     run_end = next_sibling.copy()
     nodes = trie.non_ascii if ascii_own else np.arange(n, dtype=np.int64)
     _kernels().class_runs(trie.parent, trie.subtree, node_classes, nodes, run_end)
