@@ -69,6 +69,7 @@ _MAY_CLOSE = frozenset({OPEN, AFTER_VALUE})  # } or ]
 _SEEN_UNREAD = frozenset({COLON, VALUE, AFTER_VALUE})  # an object's phases whose used keys only a comma reaches
 _MEMBER_NEXT = frozenset({KEY, AFTER_COMMA})  # an object's phases that no token leaves below it (mask_key)
 _TOP_ALONE = "top alone"  # mask_key's mark of a key that is the top frame's alone
+_KEY_AS_READ = "key as read"  # mask_key's text of a key read as `_key_as_read` reads it
 # A value kind's first characters (kinds as nodes list them: the literals by word).
 _KIND_STARTS = {"object": "{", "array": "[", "string": '"', "number": "-0123456789", "true": "t", "false": "f",
                 "null": "n"}
@@ -449,8 +450,10 @@ class SchemaChecker(ObjectKeys):
             reads = None
             if frame.phase in _SEEN_UNREAD:
                 reads = self._seen_as_read(frame, reach)
-            elif frame.phase == KEY:
-                reads = self._key_as_read(frame, reach)
+            elif frame.phase == KEY or frame.phase == AFTER_COMMA:
+                reads = (self._key_as_read if frame.phase == KEY else self._after_comma_as_read)(frame, reach)
+                if reads is not None:  # its text and node are read in `reads` as far as a token reads them
+                    return frame._replace(seen=reads, text=_KEY_AS_READ, node=-1, at=0)
             if reads is not None:
                 return frame._replace(seen=reads)
         return frame

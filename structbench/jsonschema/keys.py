@@ -159,14 +159,6 @@ class ObjectKeys:
         node = self.nodes[frame.node]
         return not (self._ordered or node.max_props is not None or node.distinct_keys)
 
-    def _key_may_be_read(self, frame: Frame) -> bool:
-        """Whether `_key_as_read` may settle them inside this key: any key may be written and nothing but its
-        text tells keys apart (no escape open, no pattern or propertyNames, no required key that is no property)."""
-        node = self.nodes[frame.node]
-        return not (frame.esc or frame.ks or node.key_dfa is not None or node.patterns or node.additional is None
-                    or not node.required <= self._key_index(frame.node)[1].keys() or self._beyond_bmp(frame.node)) \
-            and self._seen_may_be_read(frame)
-
     def _seen_as_read(self, frame: Frame, reach):
         """What a token can find out about an object's used keys (`seen`) from below a value of the object, or
         just after one: whether the object may close, whether a key may come, and what the key a token opens
@@ -191,28 +183,80 @@ class ObjectKeys:
         return found
 
     def _key_as_read(self, frame: Frame, reach):
-        """What a token can find out about an object's used keys (`seen`) from inside a key, where any key may be
-        written (additionalProperties, no pattern, propertyNames, count or repeat rule: then `seen` decides
-        nothing but whether the key, once closed, is a used property name, refused). A token closes the key as
-        one of `reach.closings` (what tokens hold before a quote), so only the property names the key's text
-        and one of those make are told apart; after the key, the object's used keys are read as
-        `_seen_as_read` reads them, with the key's name in. None where that does not settle it."""
-        if not self._key_may_be_read(frame):
+        """What a token can find out about a key from inside it, where that is told by the key's names alone (no
+        pattern or propertyNames, no count or repeat rule; `_names_as_read`). A token closes the key as one of
+        `reach.closings` (what tokens hold before a quote); before that it reads the key's text on. So neither the
+        key's text nor the object's node is read, only what each way on from the text makes: keys of objects of
+        different nodes, with different texts, share masks so (JSON mode's objects at every depth, a free key's
+        every character, a strict key's whatever keys are used). None where that does not settle it."""
+        if frame.esc or frame.ks:
             return None
-        seen_reads = self._seen_as_read(frame, reach)
-        if seen_reads is None:  # (also: keys in schema order, maxProperties, distinct keys)
+        return self._names_as_read(frame, reach, frame.text, reach.closings, None)
+
+    def _after_comma_as_read(self, frame: Frame, reach):
+        """The same after an object's comma, where a token opens the key (JSON whitespace, then a quote): it closes
+        it as one of `reach.front_keys`, else writes one of `reach.front_texts`."""
+        return self._names_as_read(frame, reach, "", reach.front_keys, reach.front_texts)
+
+    def _names_as_read(self, frame: Frame, reach, text: str, closable, parts):
+        """From a key's `text` (or before a key: ""), what a token reads of the object's names, node and used keys,
+        where any key may be written (additionalProperties that can be written) or only property names, and
+        nothing else tells keys apart (`_names_may_be_read`):
+        * a name the token closes (`text` and one of `closable`): refused (used), or its value's node and the used
+          keys after it, as `_seen_as_read` reads them; some other key: the additional node, the used keys as they
+          are;
+        * where only property names may be written, the text a token writes on: how far each name that may come
+          continues `text` as some token's text, one of `parts` (its longest start that is one, and the character
+          after it: an escape a token leaves unfinished stands for that character), or whole where `parts` is None
+          (every text a key's token may hold: more than is worth listing).
+        Where any key may be written, every text goes on as some key. None where that does not settle it."""
+        if not self._names_may_be_read(frame):
             return None
-        used, after = [], [seen_reads]  # a key that is no property name leaves `seen` as it is
-        if frame.text != OTHER:
-            for name in self._names_closed_by(frame.node, frame.text, reach.closings):
+        node = self.nodes[frame.node]
+        free = node.additional is not None
+        if free and not self.nodes[node.additional].kinds:
+            return None  # (only property names may be written, after all)
+        seen_reads = self._seen_as_read(frame, reach) if free else None
+        if free and seen_reads is None:
+            return None
+        if text == OTHER:
+            return (), (), node.additional, seen_reads, frozenset()
+        n = len(text)
+        children = self._key_index(frame.node)[1]
+        used, after, going = [], [], []
+        names = self._names_closed_by(frame.node, text, closable) if free else self._names_from(frame.node, text)
+        for name in names:
+            child = children[name]
+            if not free and (name in frame.seen or not self.nodes[child].kinds):
+                continue  # (a strict key's text reads only the names that may come)
+            rest = name[n:]
+            if rest in closable:
                 if name in frame.seen:
-                    used.append(name)
-                else:
-                    reads = self._seen_as_read(frame._replace(seen=frame.seen | {name}), reach)
-                    if reads is None:
-                        return None
-                    after.append((name, reads))
-        return tuple(used), tuple(after)
+                    used.append(rest)
+                    continue
+                reads = self._seen_as_read(frame._replace(seen=frame.seen | {name}), reach)
+                if reads is None:
+                    return None
+                after.append((rest, child, reads))
+            if not free:
+                going.append(rest if parts is None else self._as_far_as(rest, parts))
+        return tuple(used), tuple(after), node.additional, seen_reads, frozenset(going)
+
+    @staticmethod
+    def _as_far_as(rest: str, parts) -> str:
+        """`rest`'s longest start in `parts`, and the character after it."""
+        for k in range(len(rest), -1, -1):
+            if rest[:k] in parts:
+                return rest[:k + 1]
+        return rest[:1]
+
+    def _names_may_be_read(self, frame: Frame) -> bool:
+        """Whether `_names_as_read` may settle a key of this object: nothing but the names tells keys apart (no
+        pattern or propertyNames, no required key that is no property, no name a surrogate pair spells), and the
+        used keys only as `_seen_as_read` reads them."""
+        node = self.nodes[frame.node]
+        return not (node.key_dfa is not None or node.patterns or self._beyond_bmp(frame.node)
+                    or not node.required <= self._key_index(frame.node)[1].keys()) and self._seen_may_be_read(frame)
 
     def _beyond_bmp(self, node_id: int) -> bool:
         """Does a property name hold a character JSON escapes as a surrogate pair (or a surrogate)? Closings are

@@ -29,6 +29,10 @@ from structbench.lm.vocab import Vocabulary
 
 _AFTER_COMMA_QUOTE = re.compile(r',[ \t\n\r]*"')  # a comma, JSON whitespace, a quote: where a key opens
 _MEMBER_POPS = re.compile(r'"[\s\S]*:[\s\S]*[}\]]')  # a quote, later a colon, later a closing bracket
+_OPENING_QUOTE = re.compile(r'[ \t\n\r]*"')  # JSON whitespace and a quote, at a token's start: a key opened
+# An escape unfinished at a text's end: after escaped backslashes (kept), a backslash, then `u` and up to three hex
+# digits, or not (dropped)
+_UNFINISHED_ESCAPE = re.compile(r'(?<!\\)(?:\\\\)*(\\(?:u[0-9a-fA-F]{0,3})?)$')
 
 
 @dataclass(frozen=True)
@@ -44,12 +48,18 @@ class TokenReach:
     key's closing quote (a value may follow: then these keys alone do not tell what it reads).
     member_pops: whether some token holds a quote, then a colon, then a closing bracket (`}` or `]`): only such a
     token, read from an object's key or from before one, can close that object and so read the frames below it
-    (it must finish the key, its colon and a value first). No Llama 3 token does."""
+    (it must finish the key, its colon and a value first). No Llama 3 token does.
+    front_keys, front_texts: per token that opens a key (JSON whitespace, then a quote: what is read after an
+    object's comma), the key it writes, decoded: whole where the token closes it too (front_keys: `"id"`), else
+    as far as it goes (front_texts: `"descr`; an escape the token leaves unfinished left out, and tokens that are
+    no string content there, an invalid escape or a raw control character, too)."""
 
     openings: tuple[str, ...]
     closings: frozenset[str]
     opening_keys: frozenset[str] | None = None
     member_pops: bool = True
+    front_keys: frozenset[str] = frozenset()
+    front_texts: frozenset[str] = frozenset()
 
 
 def token_reach(vocab: Vocabulary) -> TokenReach:
@@ -60,9 +70,40 @@ def token_reach(vocab: Vocabulary) -> TokenReach:
         openings = tuple(sorted({text[m.start():] for text in texts for m in _AFTER_COMMA_QUOTE.finditer(text)}))
         closings = {key for key in map(_closed_key, texts) if key is not None}
         pops = any(_MEMBER_POPS.search(text) for text in texts)
+        front_keys, front_texts = _fronts(texts)
         found = vocab.__dict__["_token_reach"] = TokenReach(openings, frozenset(closings), _opening_keys(openings),
-                                                            pops)
+                                                            pops, front_keys, front_texts)
     return found
+
+
+def _fronts(texts) -> tuple[frozenset[str], frozenset[str]]:
+    """TokenReach.front_keys and front_texts of these token texts."""
+    keys, parts = set(), set()
+    for text in texts:
+        opened = _OPENING_QUOTE.match(text)
+        if opened is None:
+            continue
+        inside = text[opened.end():]
+        key = _closed_key(inside)
+        if key is not None:
+            keys.add(key)
+        elif _first_unescaped_quote(inside) is None:
+            part = _decoded_part(inside)
+            if part is not None:
+                parts.add(part)
+    return frozenset(keys), frozenset(parts)
+
+
+def _decoded_part(text: str) -> str | None:
+    """String content `text` holds, decoded, an escape it leaves unfinished at its end dropped (`ab\\u00` is
+    `ab`); None where it is no string content (an invalid escape, a raw control character)."""
+    unfinished = _UNFINISHED_ESCAPE.search(text)
+    if unfinished is not None:
+        text = text[:unfinished.start(1)]
+    try:
+        return json.loads('"' + text + '"')
+    except ValueError:
+        return None
 
 
 def _opening_keys(openings: tuple[str, ...]) -> frozenset[str] | None:

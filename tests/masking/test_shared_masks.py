@@ -32,6 +32,21 @@ OBJECTS = {
         "id": {"type": "integer"}, "name": {"type": "string"}}, "required": ["id"]}},
         [{"id": 1, "name": "a"}, {"name": "bb", "id": 2}, {"id": 3}, {"id": 4, "name": "d", "x": [{"id": 5}]}]),
     "JSON mode, nested": ({}, {"a": {"b": {"c": 1, "d": [{"e": "f"}]}, "g": 2}, "h": {"i": {"j": True}}}),
+    # Strict keys whose names share their starts: a key, and the place after a comma, read the names that may
+    # come only as far as a token can write them (`_names_as_read`)
+    "strict, names sharing starts": ({"type": "object", "additionalProperties": False, "required": ["id"],
+                                      "properties": {
+        "id": {"type": "integer"}, "identity": {"type": "string"}, "description": {"type": "string"},
+        "descriptor": {"type": "string"}, "desk": {"type": "integer"}, "name": {"type": "string"},
+        "names": {"type": "array", "items": {"type": "string"}}, "zeta": {"type": "integer"},
+        "zulu": {"type": "integer"}}},
+        {"desk": 1, "zulu": 0, "name": "a", "id": 2, "description": "d", "names": ["x"], "identity": "i",
+         "descriptor": "e", "zeta": 5}),
+    # Free keys of two object nodes: a key's text and node are read only as far as a token closes it
+    "free keys of two nodes": ({"type": "object", "properties": {
+        "a": {"type": "object", "properties": {"id": {"type": "integer"}, "x": {"type": "string"}}},
+        "b": {"type": "object", "properties": {"id": {"type": "integer"}, "y": {"type": "string"}}}}},
+        {"a": {"x": "1", "id": 2, "other": 3}, "b": {"y": "2", "id": 3, "more": [1]}, "c": {"id": 1}}),
 }
 
 
@@ -132,17 +147,52 @@ def test_inside_a_key_only_names_a_token_can_close_count():
     assert key('{"name": "x", "n') == key('{"nick": "x", "n')
 
 
-def test_strict_objects_and_schema_order_keep_their_used_keys():
-    """A strict object's key reads its used keys at every character, and keys in schema order are told by
-    their place: no key there drops them."""
+def test_a_strict_key_reads_the_names_that_continue_it_and_schema_order_keeps_its_used_keys():
+    """A strict object's key reads the names that may still come and continue its text (a used one no longer
+    does), whichever keys are used; keys in schema order are told by their place: no key there drops them."""
     strict = SchemaChecker({"type": "object", "additionalProperties": False, "properties": {
         "id": {"type": "integer"}, "name": {"type": "string"}, "nick": {"type": "string"}}}, "any", "lesson")
-    assert strict.mask_key(_after(strict, '{"name": "x", "'), REACH) != \
-        strict.mask_key(_after(strict, '{"nick": "x", "'), REACH)
+    key = lambda text: strict.mask_key(_after(strict, text), REACH)  # noqa: E731
+    assert key('{"name": "x", "') != key('{"nick": "x", "')
+    assert key('{"id": 1, "n') == key('{"n')  # "id" does not continue "n"
+    assert key('{"name": "x", "n') != key('{"n')
+    assert key('{"nick": "x", "na') == key('{"na')
     ordered = SchemaChecker({"type": "object", "additionalProperties": False, "properties": {
         "a": {"type": "integer"}, "b": {"type": "integer"}}}, "schema", "lesson")
     stack = _after(ordered, '{"a": 1')
     assert ordered.mask_key(stack, REACH) == stack
+
+
+def test_a_free_keys_text_and_node_are_read_only_as_far_as_a_token_closes_it():
+    """Where any key may be written, keys of two object nodes, at different texts, have one key where the names
+    a token closes from them (their text and one of the closings, "" and "id" here) are alike: the value's node
+    and the used keys after it (no token reaches below the object here: member_pops)."""
+    checker = SchemaChecker({"type": "object", "properties": {
+        "a": {"type": "object", "properties": {"id": {"type": "integer"}, "x": {"type": "string"}}},
+        "b": {"type": "object", "properties": {"id": {"type": "integer"}, "y": {"type": "string"}, "z": {
+            "type": "integer"}}}}}, "any", "lesson")
+    reach = TokenReach(openings=REACH.openings, closings=REACH.closings, member_pops=False)  # (the top alone)
+    key = lambda text: checker.mask_key(_after(checker, text), reach)  # noqa: E731
+    assert _after(checker, '{"a": {"x')[-1].node != _after(checker, '{"b": {"y')[-1].node
+    assert key('{"a": {"x') == key('{"b": {"y')  # "x" and "y" close as strings
+    assert key('{"a": {"x') != key('{"b": {"z')  # "z" as an integer
+    assert key('{"a": {"x') != key('{"a": {"')  # from "", a token closes "id" too
+    assert key('{"a": {"q') == key('{"b": {"qq') == key('{"a": {"i')  # other keys, no name closed ("iid" none)
+    assert key('{"a": {"id": 1, "') != key('{"a": {"')  # "id" used: refused
+
+
+def test_after_a_comma_a_strict_object_reads_its_names_as_far_as_a_token_writes_them():
+    """After a strict object's comma, the names that may come are read as far as a token opening a key writes
+    them (front_texts "n", "no"; front_keys "id"): zeta and zulu alike (no token writes "ze" or "zu")."""
+    reach = TokenReach(openings=(',"',), closings=frozenset({""}), member_pops=False, front_keys=frozenset({"id"}),
+                       front_texts=frozenset({"n", "no"}))
+    checker = SchemaChecker({"type": "object", "additionalProperties": False, "properties": {
+        name: {"type": "integer"} for name in ("id", "name", "nick", "note", "zeta", "zulu")}}, "any", "lesson")
+    key = lambda text: checker.mask_key(_after(checker, text), reach)  # noqa: E731
+    assert key('{"zeta": 1, ') == key('{"zulu": 1, ')
+    assert key('{"name": 1, ') != key('{"nick": 1, ')  # "na" and "ni": the character after "n" tells them
+    assert key('{"zeta": 1, ') != key('{"id": 1, ')  # a token closes "id"
+    assert key('{"zeta": 1, "zulu": 2, ') != key('{"zeta": 1, ')  # no name starts with "z" any more
 
 
 def test_token_reach_reads_the_vocabulary():
@@ -154,6 +204,7 @@ def test_token_reach_reads_the_vocabulary():
     assert reach.openings == tuple(sorted({',"', ', "id', ',"",'}))
     assert reach.closings == frozenset({"ab", "A", 'x"y', "},", ", ", ""})
     assert reach.member_pops is False  # no token holds a quote, a colon, then a closing bracket
+    assert reach.front_keys == frozenset({","}) and reach.front_texts == frozenset()  # `","",` opens a key ","
     assert token_reach(Vocabulary(tokens + ['":1}', "<eos>"], eos="<eos>", name="pops")).member_pops is True
     assert token_reach(Vocabulary(tokens + ['" : [\n]', "<eos>"], eos="<eos>", name="pops2")).member_pops is True
 
@@ -204,3 +255,14 @@ def test_where_any_key_may_come_only_the_keys_openings_close_count():
     assert key('{"a": 1, "b": 2') == key('{"b": 2')
     assert key('{"": 0, "b": 2') != key('{"b": 2')  # a token can write `,""` and find "" used
     assert key('{"b": 2, "a": 1') != key('{"a": 1')  # may close, or not yet
+
+
+def test_token_reach_reads_the_keys_tokens_open():
+    """front_keys: the key a token opening one (whitespace, a quote) closes, decoded; front_texts: as far as it
+    writes one it does not close, an escape it leaves unfinished dropped (the character after the text stands
+    for it in a key's reading), escaped backslashes kept; tokens that are no string content, left out."""
+    tokens = ['"id"', ' "name":', '\n"desc', '"x\\u00', '"y\\\\', '"z\\\\\\', '"\\q', '"a\x01', '"\\u0041b',
+              'no', ',"c', '"']
+    reach = token_reach(Vocabulary(tokens + ["<eos>"], eos="<eos>", name="fronts"))
+    assert reach.front_keys == frozenset({"id", "name"})
+    assert reach.front_texts == frozenset({"desc", "x", "y\\", "z\\", "Ab", ""})
