@@ -137,6 +137,8 @@ class SchemaChecker(ObjectKeys):
         self._escape_groups: dict = {}  # (id of the string DFA, escape, its moves there) -> the alike ones (alike)
         self._key_groups: dict = {}  # (node id, key text or OTHER, its DFA states) -> the alike ones (alike)
         self._seen_reads: dict = {}  # an object's frame after a value -> what tokens read of its used keys (mask_key)
+        self._tail_reads: dict = {}  # (the same, the value tails) -> what a token that closes a key reads of them
+        self._name_entries_kept: dict = {}  # (node id, key text, closable, parts) -> _name_entries
         self._mask_frames: dict = {}  # id of a TokenReach -> (it, {frame: its part of mask_key})
         self._closed_names: dict = {}  # (node id, key text, closings) -> the names a token can finish (mask_key)
         self._names_beyond_bmp: dict = {}  # node id -> has a property name past U+FFFF (mask_key)

@@ -203,8 +203,8 @@ class ObjectKeys:
         where any key may be written (additionalProperties that can be written) or only property names, and
         nothing else tells keys apart (`_names_may_be_read`):
         * a name the token closes (`text` and one of `closable`): refused (used), or its value's node and the used
-          keys after it, as `_seen_as_read` reads them; some other key: the additional node, the used keys as they
-          are;
+          keys after it, as a token that closes a key reads them (`_tails_as_read`); some other key: the additional
+          node, the used keys as they are;
         * where only property names may be written, the text a token writes on: how far each name that may come
           continues `text` as some token's text, one of `parts` (its longest start that is one, and the character
           after it: an escape a token leaves unfinished stands for that character), or whole where `parts` is None
@@ -221,26 +221,51 @@ class ObjectKeys:
             return None
         if text == OTHER:
             return (), (), node.additional, seen_reads, frozenset()
-        n = len(text)
-        children = self._key_index(frame.node)[1]
         used, after, going = [], [], []
-        names = self._names_closed_by(frame.node, text, closable) if free else self._names_from(frame.node, text)
-        for name in names:
-            child = children[name]
-            if not free and (name in frame.seen or not self.nodes[child].kinds):
-                continue  # (a strict key's text reads only the names that may come)
-            rest = name[n:]
-            if rest in closable:
-                if name in frame.seen:
+        for name, rest, child, closes, goes in self._name_entries(frame.node, text, closable, parts, free):
+            if name in frame.seen:
+                if closes and free:  # (a strict key's text reads only the names that may come)
                     used.append(rest)
-                    continue
-                reads = self._seen_as_read(frame._replace(seen=frame.seen | {name}), reach)
+                continue
+            if closes:
+                reads = self._tails_as_read(frame._replace(seen=frame.seen | {name}), reach)
                 if reads is None:
                     return None
                 after.append((rest, child, reads))
             if not free:
-                going.append(rest if parts is None else self._as_far_as(rest, parts))
+                going.append(goes)
         return tuple(used), tuple(after), node.additional, seen_reads, frozenset(going)
+
+    def _name_entries(self, node_id: int, text: str, closable, parts, free: bool) -> list[tuple]:
+        """_names_as_read's names, whatever keys are used: (name, its rest after `text`, its value's node, whether a
+        token closes it, how far a token writes it), of those a token closes where any key may be written, else of
+        those that continue `text` and whose value can be written. Kept per node and text."""
+        key = (node_id, text, closable, parts)  # (frozensets keep their hashes once computed)
+        found = self._name_entries_kept.get(key)
+        if found is None:
+            n = len(text)
+            children = self._key_index(node_id)[1]
+            names = self._names_closed_by(node_id, text, closable) if free else self._names_from(node_id, text)
+            found = self._name_entries_kept[key] = [
+                (name, name[n:], children[name], name[n:] in closable,
+                 None if free else name[n:] if parts is None else self._as_far_as(name[n:], parts))
+                for name in names if free or self.nodes[children[name]].kinds]
+        return found
+
+    def _tails_as_read(self, frame: Frame, reach):
+        """What a token that closes a key (its name in `frame.seen`) can find out about the object's used keys
+        after the key's value: how far the object reads each of `reach.value_tails` after a value, whether it may
+        close and whether a key may come (`_reads_of_openings`); () where no token reads on after a key's value.
+        Only the tokens that close a key are read, not every token from a comma on (`_seen_as_read`): from a key,
+        nothing else reaches past its value."""
+        if not reach.value_tails:
+            return ()
+        after = frame._replace(phase=AFTER_VALUE, child=-1, ws=0, text="", esc="", ks=())  # its value written
+        key = (after, reach.value_tails)
+        found = self._tail_reads.get(key, False)
+        if found is False:
+            found = self._tail_reads[key] = self._reads_of_openings(after, reach.value_tails)
+        return found
 
     @staticmethod
     def _as_far_as(rest: str, parts) -> str:

@@ -350,9 +350,15 @@ class TrieDense(LazyDense):
         self._fill_distinct(cells)
 
     def _fill_one(self, i: int, c: int) -> None:
+        """A token's advance asks for one cell: stepped alone, the state's hints not applied to its row (most such
+        states had their mask shared, not walked, and no walk may ever read their rows; one that does applies
+        them then)."""
         if self._rows_of is not None:
             return super()._fill_one(i, c)
-        self._fill_distinct([(i, c)])
+        if (self._enter[i] >= 0) if self.compiled else (self._content_at(i) is not None):
+            self._string_cells([i], [c])
+        else:
+            self._fill_cells([(i, c)])
 
     def _fill_distinct(self, cells: list[tuple[int, int]]) -> None:
         """The distinct cells (state, class), ordered by state: a state inside a string or key has its cells from

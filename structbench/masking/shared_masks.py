@@ -29,6 +29,8 @@ from structbench.lm.vocab import Vocabulary
 
 _AFTER_COMMA_QUOTE = re.compile(r',[ \t\n\r]*"')  # a comma, JSON whitespace, a quote: where a key opens
 _MEMBER_POPS = re.compile(r'"[\s\S]*:[\s\S]*[}\]]')  # a quote, later a colon, later a closing bracket
+_KEY_VALUE = re.compile(r'"[\s\S]*?:')  # a quote, later a colon: a key's end, then its value
+_VALUE_END = re.compile(r'[,}\]]')  # where the value after it may end, and its object read on
 _OPENING_QUOTE = re.compile(r'[ \t\n\r]*"')  # JSON whitespace and a quote, at a token's start: a key opened
 # An escape unfinished at a text's end: after escaped backslashes (kept), a backslash, then `u` and up to three hex
 # digits, or not (dropped)
@@ -52,7 +54,10 @@ class TokenReach:
     front_keys, front_texts: per token that opens a key (JSON whitespace, then a quote: what is read after an
     object's comma), the key it writes, decoded: whole where the token closes it too (front_keys: `"id"`), else
     as far as it goes (front_texts: `"descr`; an escape the token leaves unfinished left out, and tokens that are
-    no string content there, an invalid escape or a raw control character, too)."""
+    no string content there, an invalid escape or a raw control character, too).
+    value_tails: per token that holds a quote and later a colon (a key's end, then its value), the rest of its text
+    from each comma or closing bracket after those, the distinct ones sorted: every text a token that closes a
+    key can read after the key's value (Llama 3: `,\\n` and `,"`, of `":"",\\n` and `":"","`)."""
 
     openings: tuple[str, ...]
     closings: frozenset[str]
@@ -60,6 +65,7 @@ class TokenReach:
     member_pops: bool = True
     front_keys: frozenset[str] = frozenset()
     front_texts: frozenset[str] = frozenset()
+    value_tails: tuple[str, ...] = ()
 
 
 def token_reach(vocab: Vocabulary) -> TokenReach:
@@ -71,8 +77,10 @@ def token_reach(vocab: Vocabulary) -> TokenReach:
         closings = {key for key in map(_closed_key, texts) if key is not None}
         pops = any(_MEMBER_POPS.search(text) for text in texts)
         front_keys, front_texts = _fronts(texts)
+        tails = tuple(sorted({text[m.start():] for text in texts if (after := _KEY_VALUE.search(text))
+                              for m in _VALUE_END.finditer(text, after.end())}))
         found = vocab.__dict__["_token_reach"] = TokenReach(openings, frozenset(closings), _opening_keys(openings),
-                                                            pops, front_keys, front_texts)
+                                                            pops, front_keys, front_texts, tails)
     return found
 
 

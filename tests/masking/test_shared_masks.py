@@ -266,3 +266,21 @@ def test_token_reach_reads_the_keys_tokens_open():
     reach = token_reach(Vocabulary(tokens + ["<eos>"], eos="<eos>", name="fronts"))
     assert reach.front_keys == frozenset({"id", "name"})
     assert reach.front_texts == frozenset({"desc", "x", "y\\", "z\\", "Ab", ""})
+    assert reach.value_tails == ()  # no token reads on after a key's value
+
+
+def test_token_reach_reads_what_tokens_closing_a_key_read_after_its_value():
+    """value_tails: the rest of each token holding a quote and later a colon, from every comma or closing bracket
+    after them (where its value may end and the object read on: `":[1],"` ends the array first); a key's
+    reading of the used keys after its value reads only those (_tails_as_read)."""
+    tokens = ['":"",\n', '":[1],"', 'a":1}', '":x', ',"', '"}', ':1,']
+    reach = token_reach(Vocabulary(tokens + ["<eos>"], eos="<eos>", name="tails"))
+    assert reach.value_tails == tuple(sorted({',\n', '],"', ',"', '}'}))
+    checker = SchemaChecker({"type": "object", "additionalProperties": False, "properties": {
+        name: {"type": "string"} for name in ("a", "b", "c")}}, "any", "lesson")
+    none = TokenReach(openings=(), closings=frozenset({""}), member_pops=False)
+    some = TokenReach(openings=(), closings=frozenset({""}), member_pops=False, value_tails=(',"',))
+    key = lambda text, reach: checker.mask_key(_after(checker, text), reach)  # noqa: E731
+    # Closing "a" from its text: after its value, b and c may still come (`,"` read), or no key may (c used)
+    assert key('{"b": "", "a', none) == key('{"b": "", "c": "", "a', none)
+    assert key('{"b": "", "a', some) != key('{"b": "", "c": "", "a', some)
