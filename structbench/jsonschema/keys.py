@@ -164,7 +164,10 @@ class ObjectKeys:
         just after one: whether the object may close, whether a key may come, and what the key a token opens
         there reads of them (`reach.openings`: the texts tokens hold from a comma that opens a key). Where any
         key may be written, that is only which of the keys the openings close are used (`reach.opening_keys`):
-        nothing else in a key's reading looks at `seen`. Else it is how far the object reads into each opening.
+        nothing else in a key's reading looks at `seen`. Where only property names may be written, it is which
+        of those keys may come, and how far the names that may come go as texts the openings write
+        (`reach.opening_texts`, as `_names_as_read` reads them). Else it is how far the object reads into each
+        opening.
         None where that does not settle it: an object whose count or repeat rule reads `seen` in other ways
         (maxProperties, distinct keys), keys in schema order, or an opening that reads on to a value. Equal
         answers: no token tells the two apart."""
@@ -174,9 +177,14 @@ class ObjectKeys:
         found = self._seen_reads.get(after, False)
         if found is False:
             node = self.nodes[after.node]
-            if node.additional is not None and node.key_dfa is None and reach.opening_keys is not None \
-                    and not self._beyond_bmp(after.node):
+            if node.key_dfa is not None or reach.opening_keys is None or self._beyond_bmp(after.node):
+                found = self._reads_of_openings(after, reach.openings)
+            elif node.additional is not None:
                 found = (self._may_close(after), self._may_add_key(after), after.seen & reach.opening_keys)
+            elif not node.patterns:  # only property names: those that may come, as far as an opening writes them
+                names = self._writable_names(after.node) - after.seen
+                found = (self._may_close(after), self._may_add_key(after), names & reach.opening_keys,
+                         frozenset(reach.opening_texts.as_far_as(name) for name in names))
             else:
                 found = self._reads_of_openings(after, reach.openings)
             self._seen_reads[after] = found
@@ -206,9 +214,8 @@ class ObjectKeys:
           keys after it, as a token that closes a key reads them (`_tails_as_read`); some other key: the additional
           node, the used keys as they are;
         * where only property names may be written, the text a token writes on: how far each name that may come
-          continues `text` as some token's text, one of `parts` (its longest start that is one, and the character
-          after it: an escape a token leaves unfinished stands for that character), or whole where `parts` is None
-          (every text a key's token may hold: more than is worth listing).
+          continues `text` as some token's text, one of `parts` (KeyTexts.as_far_as), or whole where `parts` is
+          None (every text a key's token may hold: more than is worth listing).
         Where any key may be written, every text goes on as some key. None where that does not settle it."""
         if not self._names_may_be_read(frame):
             return None
@@ -248,7 +255,7 @@ class ObjectKeys:
             names = self._names_closed_by(node_id, text, closable) if free else self._names_from(node_id, text)
             found = self._name_entries_kept[key] = [
                 (name, name[n:], children[name], name[n:] in closable,
-                 None if free else name[n:] if parts is None else self._as_far_as(name[n:], parts))
+                 None if free else name[n:] if parts is None else parts.as_far_as(name[n:]))
                 for name in names if free or self.nodes[children[name]].kinds]
         return found
 
@@ -266,14 +273,6 @@ class ObjectKeys:
         if found is False:
             found = self._tail_reads[key] = self._reads_of_openings(after, reach.value_tails)
         return found
-
-    @staticmethod
-    def _as_far_as(rest: str, parts) -> str:
-        """`rest`'s longest start in `parts`, and the character after it."""
-        for k in range(len(rest), -1, -1):
-            if rest[:k] in parts:
-                return rest[:k + 1]
-        return rest[:1]
 
     def _names_may_be_read(self, frame: Frame) -> bool:
         """Whether `_names_as_read` may settle a key of this object: nothing but the names tells keys apart (no

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from structbench.lm.vocab import Vocabulary
 
@@ -35,6 +36,41 @@ _OPENING_QUOTE = re.compile(r'[ \t\n\r]*"')  # JSON whitespace and a quote, at a
 # An escape unfinished at a text's end: after escaped backslashes (kept), a backslash, then `u` and up to three hex
 # digits, or not (dropped)
 _UNFINISHED_ESCAPE = re.compile(r'(?<!\\)(?:\\\\)*(\\(?:u[0-9a-fA-F]{0,3})?)$')
+
+
+@dataclass(frozen=True)
+class KeyTexts:
+    """Texts tokens write in a key and leave open (no closing quote), decoded: `whole`, those that end on a
+    character; `escaped`, those an unfinished escape ends, each with the escape's hex digits ("" for a backslash,
+    or `\\u`, alone)."""
+
+    whole: frozenset[str] = frozenset()
+    escaped: frozenset[tuple[str, str]] = frozenset()
+
+    def as_far_as(self, rest: str) -> str:
+        """What of `rest` (a key's text to come) a token writing one of these texts tells: its longest start that
+        is one, and after it the next character where an escape with digits ends that text (the digits are of
+        that character), or GOES_ON where one without digits does and `rest` goes on (any character may be
+        escaped). Two names the same here: no such token tells them apart."""
+        needs = self._needs
+        for k in range(len(rest), -1, -1):
+            need = needs.get(rest[:k])
+            if need is not None:
+                if need == _NEXT_CHAR:
+                    return rest[:k + 1]
+                return rest[:k] + GOES_ON if need == _GOES_ON and k < len(rest) else rest[:k]
+        return ""
+
+    @cached_property
+    def _needs(self) -> dict[str, int]:
+        needs = dict.fromkeys(self.whole, 0)
+        for text, digits in self.escaped:
+            needs[text] = max(needs.get(text, 0), _NEXT_CHAR if digits else _GOES_ON)
+        return needs
+
+
+GOES_ON = "\x00\x02goes on"  # KeyTexts.as_far_as: the text goes on, by whatever character
+_GOES_ON, _NEXT_CHAR = 1, 2
 
 
 @dataclass(frozen=True)
@@ -53,19 +89,22 @@ class TokenReach:
     (it must finish the key, its colon and a value first). No Llama 3 token does.
     front_keys, front_texts: per token that opens a key (JSON whitespace, then a quote: what is read after an
     object's comma), the key it writes, decoded: whole where the token closes it too (front_keys: `"id"`), else
-    as far as it goes (front_texts: `"descr`; an escape the token leaves unfinished left out, and tokens that are
-    no string content there, an invalid escape or a raw control character, too).
+    as far as it goes (front_texts, a KeyTexts: `"descr`, and `"a\\u00` as "a" and an escape's digits; tokens
+    that are no string content there, an invalid escape or a raw control character, left out).
     value_tails: per token that holds a quote and later a colon (a key's end, then its value), the rest of its text
     from each comma or closing bracket after those, the distinct ones sorted: every text a token that closes a
-    key can read after the key's value (Llama 3: `,\\n` and `,"`, of `":"",\\n` and `":"","`)."""
+    key can read after the key's value (Llama 3: `,\\n` and `,"`, of `":"",\\n` and `":"","`).
+    opening_texts: the keys the openings write and do not close, decoded as front_texts are (Llama 3: "", "#",
+    "%", ")", "+", ",", ";")."""
 
     openings: tuple[str, ...]
     closings: frozenset[str]
     opening_keys: frozenset[str] | None = None
     member_pops: bool = True
     front_keys: frozenset[str] = frozenset()
-    front_texts: frozenset[str] = frozenset()
+    front_texts: KeyTexts = KeyTexts()
     value_tails: tuple[str, ...] = ()
+    opening_texts: KeyTexts = KeyTexts()
 
 
 def token_reach(vocab: Vocabulary) -> TokenReach:
@@ -79,14 +118,15 @@ def token_reach(vocab: Vocabulary) -> TokenReach:
         front_keys, front_texts = _fronts(texts)
         tails = tuple(sorted({text[m.start():] for text in texts if (after := _KEY_VALUE.search(text))
                               for m in _VALUE_END.finditer(text, after.end())}))
+        opened = _fronts(text[1:] for text in openings)[1]  # (after each opening's comma: a token opening a key)
         found = vocab.__dict__["_token_reach"] = TokenReach(openings, frozenset(closings), _opening_keys(openings),
-                                                            pops, front_keys, front_texts, tails)
+                                                            pops, front_keys, front_texts, tails, opened)
     return found
 
 
-def _fronts(texts) -> tuple[frozenset[str], frozenset[str]]:
+def _fronts(texts) -> tuple[frozenset[str], KeyTexts]:
     """TokenReach.front_keys and front_texts of these token texts."""
-    keys, parts = set(), set()
+    keys, whole, escaped = set(), set(), set()
     for text in texts:
         opened = _OPENING_QUOTE.match(text)
         if opened is None:
@@ -98,18 +138,21 @@ def _fronts(texts) -> tuple[frozenset[str], frozenset[str]]:
         elif _first_unescaped_quote(inside) is None:
             part = _decoded_part(inside)
             if part is not None:
-                parts.add(part)
-    return frozenset(keys), frozenset(parts)
+                (whole if part[1] is None else escaped).add(part if part[1] is not None else part[0])
+    return frozenset(keys), KeyTexts(frozenset(whole), frozenset(escaped))
 
 
-def _decoded_part(text: str) -> str | None:
-    """String content `text` holds, decoded, an escape it leaves unfinished at its end dropped (`ab\\u00` is
-    `ab`); None where it is no string content (an invalid escape, a raw control character)."""
+def _decoded_part(text: str) -> tuple[str, str | None] | None:
+    """String content `text` holds, decoded, and the hex digits of an escape it leaves unfinished at its end (None
+    for none: `ab\\u00` is ("ab", "00")); None where it is no string content (an invalid escape, a raw control
+    character)."""
     unfinished = _UNFINISHED_ESCAPE.search(text)
+    digits = None
     if unfinished is not None:
+        digits = unfinished.group(1)[2:]  # (after the backslash and a `u`; a backslash alone: "")
         text = text[:unfinished.start(1)]
     try:
-        return json.loads('"' + text + '"')
+        return json.loads('"' + text + '"'), digits
     except ValueError:
         return None
 

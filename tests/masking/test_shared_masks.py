@@ -13,7 +13,7 @@ from test_lazy import SCHEMAS, reached_states, walk_like_tabled
 from structbench.jsonschema.checker import SchemaChecker
 from structbench.lm.vocab import Vocabulary
 from structbench.masking import LazyDense, machine_boundaries
-from structbench.masking.shared_masks import TokenReach, token_reach
+from structbench.masking.shared_masks import GOES_ON, KeyTexts, TokenReach, token_reach
 
 OBJECTS = {
     "free object, required": ({"type": "object", "required": ["id", "name"], "properties": {
@@ -183,16 +183,19 @@ def test_a_free_keys_text_and_node_are_read_only_as_far_as_a_token_closes_it():
 
 def test_after_a_comma_a_strict_object_reads_its_names_as_far_as_a_token_writes_them():
     """After a strict object's comma, the names that may come are read as far as a token opening a key writes
-    them (front_texts "n", "no"; front_keys "id"): zeta and zulu alike (no token writes "ze" or "zu")."""
+    them (front_texts "n", "no"; front_keys "id"): zeta and zulu alike (no token writes "ze" or "zu"), name and
+    nick too, note not."""
     reach = TokenReach(openings=(',"',), closings=frozenset({""}), member_pops=False, front_keys=frozenset({"id"}),
-                       front_texts=frozenset({"n", "no"}))
+                       front_texts=KeyTexts(frozenset({"n", "no"})))
     checker = SchemaChecker({"type": "object", "additionalProperties": False, "properties": {
         name: {"type": "integer"} for name in ("id", "name", "nick", "note", "zeta", "zulu")}}, "any", "lesson")
     key = lambda text: checker.mask_key(_after(checker, text), reach)  # noqa: E731
     assert key('{"zeta": 1, ') == key('{"zulu": 1, ')
-    assert key('{"name": 1, ') != key('{"nick": 1, ')  # "na" and "ni": the character after "n" tells them
+    assert key('{"name": 1, ') == key('{"nick": 1, ')  # no token writes "na" or "ni"
+    assert key('{"note": 1, ') != key('{"nick": 1, ')  # one writes "no"
     assert key('{"zeta": 1, ') != key('{"id": 1, ')  # a token closes "id"
-    assert key('{"zeta": 1, "zulu": 2, ') != key('{"zeta": 1, ')  # no name starts with "z" any more
+    assert key('{"zeta": 1, "zulu": 2, ') == key('{"zeta": 1, ')  # no token writes a key a "z" starts
+    assert key('{"zeta": 1, "note": 2, ') != key('{"zeta": 1, ')  # nor "no" any more
 
 
 def test_token_reach_reads_the_vocabulary():
@@ -204,7 +207,7 @@ def test_token_reach_reads_the_vocabulary():
     assert reach.openings == tuple(sorted({',"', ', "id', ',"",'}))
     assert reach.closings == frozenset({"ab", "A", 'x"y', "},", ", ", ""})
     assert reach.member_pops is False  # no token holds a quote, a colon, then a closing bracket
-    assert reach.front_keys == frozenset({","}) and reach.front_texts == frozenset()  # `","",` opens a key ","
+    assert reach.front_keys == frozenset({","}) and reach.front_texts == KeyTexts()  # `","",` opens a key ","
     assert token_reach(Vocabulary(tokens + ['":1}', "<eos>"], eos="<eos>", name="pops")).member_pops is True
     assert token_reach(Vocabulary(tokens + ['" : [\n]', "<eos>"], eos="<eos>", name="pops2")).member_pops is True
 
@@ -259,13 +262,13 @@ def test_where_any_key_may_come_only_the_keys_openings_close_count():
 
 def test_token_reach_reads_the_keys_tokens_open():
     """front_keys: the key a token opening one (whitespace, a quote) closes, decoded; front_texts: as far as it
-    writes one it does not close, an escape it leaves unfinished dropped (the character after the text stands
-    for it in a key's reading), escaped backslashes kept; tokens that are no string content, left out."""
+    writes one it does not close, an escape it leaves unfinished set apart with its digits (escaped backslashes
+    kept); tokens that are no string content, left out."""
     tokens = ['"id"', ' "name":', '\n"desc', '"x\\u00', '"y\\\\', '"z\\\\\\', '"\\q', '"a\x01', '"\\u0041b',
               'no', ',"c', '"']
     reach = token_reach(Vocabulary(tokens + ["<eos>"], eos="<eos>", name="fronts"))
     assert reach.front_keys == frozenset({"id", "name"})
-    assert reach.front_texts == frozenset({"desc", "x", "y\\", "z\\", "Ab", ""})
+    assert reach.front_texts == KeyTexts(frozenset({"desc", "y\\", "Ab", ""}), frozenset({("x", "00"), ("z\\", "")}))
     assert reach.value_tails == ()  # no token reads on after a key's value
 
 
@@ -284,3 +287,14 @@ def test_token_reach_reads_what_tokens_closing_a_key_read_after_its_value():
     # Closing "a" from its text: after its value, b and c may still come (`,"` read), or no key may (c used)
     assert key('{"b": "", "a', none) == key('{"b": "", "c": "", "a', none)
     assert key('{"b": "", "a', some) != key('{"b": "", "c": "", "a', some)
+
+
+def test_key_texts_tell_names_apart_only_as_far_as_a_token_writes_them():
+    """A name's rest is cut at its longest start a token writes; where an unfinished escape follows that start,
+    the next character (its digits ask for it), or only that it goes on (a backslash alone: any character)."""
+    texts = KeyTexts(frozenset({"n", "no"}), frozenset({("", ""), ("de", "00")}))
+    assert texts.as_far_as("name") == texts.as_far_as("nick") == "n"
+    assert texts.as_far_as("note") == "no"
+    assert texts.as_far_as("zeta") == texts.as_far_as("zulu") == GOES_ON != texts.as_far_as("")
+    assert texts.as_far_as("desk") == "des" != texts.as_far_as("dew") and texts.as_far_as("de") == "de"
+    assert KeyTexts().as_far_as("name") == ""
