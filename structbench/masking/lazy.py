@@ -350,15 +350,21 @@ class TrieDense(LazyDense):
         self._fill_distinct(cells)
 
     def _fill_one(self, i: int, c: int) -> None:
-        """A token's advance asks for one cell: stepped alone, the state's hints not applied to its row (most such
-        states had their mask shared, not walked, and no walk may ever read their rows; one that does applies
-        them then)."""
+        """A token's advance asks for one cell: stepped alone, the state's hints neither applied to its row nor
+        asked for (most such states had their mask shared, not walked, and no walk may ever read their rows; one
+        that does asks for them then)."""
         if self._rows_of is not None:
             return super()._fill_one(i, c)
         if (self._enter[i] >= 0) if self.compiled else (self._content_at(i) is not None):
             self._string_cells([i], [c])
-        else:
+        elif i in self._hints:  # (a walk met it: its hints may spare the step)
             self._fill_cells([(i, c)])
+        else:  # the class's representative stepped: what its hints would give, without asking for them
+            before = steps_taken(self.machine)
+            nxt = self.machine.step(self.states[i], self.reps[c])
+            self._trans[i, c] = -1 if nxt is None else self.id_of(nxt)
+            if self.fuel is not None:
+                self.fuel.spend(steps_taken(self.machine) - before or 1)
 
     def _fill_distinct(self, cells: list[tuple[int, int]]) -> None:
         """The distinct cells (state, class), ordered by state: a state inside a string or key has its cells from

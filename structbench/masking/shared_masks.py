@@ -17,6 +17,11 @@ The second is everything below an object whose key is being written or is next (
 comma): a token reaches those frames only by closing the object, after the key, its colon and a value, and no
 Llama 3 token holds a quote, then a colon, then a closing bracket (`TokenReach.member_pops`). So the keys of an
 array's objects, or of JSON mode's objects at every depth, share their masks with the first object's.
+
+The third is a key's own text and object node, and the used keys after an object's comma: a token reads a key's
+text on and closes it as one of the closings, and after a comma opens it as one of the texts tokens that start
+with a quote write (`front_texts`, `front_keys`), so only what those make of the names tells keys apart
+(the checker's `_names_as_read`, `KeyTexts.as_far_as`); 19% fewer masks over 475 corpus schemas.
 """
 
 from __future__ import annotations
