@@ -28,6 +28,8 @@ from structbench.jsonschema.strings import (
     string_step,
 )
 
+_FEW_NAMES = 64  # a strict object's names that continue a key's text, or may come below a value: at most this
+# many are read into its mask key (_names_as_read, _seen_as_read), else the object's frame is kept whole
 OTHER = "\x00\x01other"  # a key that is no prefix of any property name (its text no longer matters)
 
 
@@ -181,7 +183,8 @@ class ObjectKeys:
                 found = self._reads_of_openings(after, reach.openings)
             elif node.additional is not None:
                 found = (self._may_close(after), self._may_add_key(after), after.seen & reach.opening_keys)
-            elif not node.patterns:  # only property names: those that may come, as far as an opening writes them
+            elif not node.patterns and len(self._writable_names(after.node)) <= _FEW_NAMES:
+                # only property names: those that may come, as far as an opening writes them
                 names = self._writable_names(after.node) - after.seen
                 found = (self._may_close(after), self._may_add_key(after), names & reach.opening_keys,
                          frozenset(reach.opening_texts.as_far_as(name) for name in names))
@@ -228,8 +231,11 @@ class ObjectKeys:
             return None
         if text == OTHER:
             return (), (), node.additional, seen_reads, frozenset()
+        entries = self._name_entries(frame.node, text, closable, parts, free)
+        if not free and len(entries) > _FEW_NAMES:
+            return None  # (read per key, the names would cost a wide object's answer time squared in its names)
         used, after, going = [], [], []
-        for name, rest, child, closes, goes in self._name_entries(frame.node, text, closable, parts, free):
+        for name, rest, child, closes, goes in entries:
             if name in frame.seen:
                 if closes and free:  # (a strict key's text reads only the names that may come)
                     used.append(rest)
