@@ -28,7 +28,7 @@ from structbench.jsonschema.strings import (
     string_step,
 )
 
-_FEW_NAMES = 64  # a strict object's names that continue a key's text, or may come below a value: at most this
+_FEW_NAMES = 256  # a strict object's names that continue a key's text, or may come below a value: at most this
 # many are read into its mask key (_names_as_read, _seen_as_read), else the object's frame is kept whole
 OTHER = "\x00\x01other"  # a key that is no prefix of any property name (its text no longer matters)
 

@@ -301,12 +301,12 @@ def test_key_texts_tell_names_apart_only_as_far_as_a_token_writes_them():
 
 
 def test_a_wide_strict_object_keeps_its_key_frames_whole():
-    """A strict object with more names than _names_as_read reads per key (64) keeps its key's frame, and its frame
+    """A strict object with more names than _names_as_read reads per key (256) keeps its key's frame, and its frame
     after a comma, whole: read per key, its names would cost a wide object's answer time squared in its names."""
     checker = SchemaChecker({"type": "object", "additionalProperties": False, "properties": {
-        f"f{i}": {"type": "integer"} for i in range(100)}}, "any", "lesson")
-    for text in ('{"f1": 1, ', '{"f1": 1, "f'):  # (100 names, 99 that may come)
+        f"f{i}": {"type": "integer"} for i in range(1000)}}, "any", "lesson")
+    for text in ('{"f1": 1, ', '{"f1": 1, "f'):  # (1,000 names, 999 that may come)
         stack = _after(checker, text)
         assert checker.mask_key(stack, REACH)[-1] == stack[-1], text
-    narrow = _after(checker, '{"f1": 1, "f2')  # (11 names continue it: read)
+    narrow = _after(checker, '{"f1": 1, "f2')  # (111 names continue it: read)
     assert checker.mask_key(narrow, REACH)[-1] != narrow[-1]
