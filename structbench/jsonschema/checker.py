@@ -69,7 +69,7 @@ _MAY_CLOSE = frozenset({OPEN, AFTER_VALUE})  # } or ]
 _SEEN_UNREAD = frozenset({COLON, VALUE, AFTER_VALUE})  # an object's phases whose used keys only a comma reaches
 _MEMBER_NEXT = frozenset({KEY, AFTER_COMMA})  # an object's phases that no token leaves below it (mask_key)
 _TOP_ALONE = "top alone"  # mask_key's mark of a key that is the top frame's alone
-_KEY_AS_READ = "key as read"  # mask_key's text of a key read as `_key_as_read` reads it
+_KEY_AS_READ = "key as read"  # mask_key's text of a key, or of an object after its comma, read by `_names_as_read`
 # A value kind's first characters (kinds as nodes list them: the literals by word).
 _KIND_STARTS = {"object": "{", "array": "[", "string": '"', "number": "-0123456789", "true": "t", "false": "f",
                 "null": "n"}
