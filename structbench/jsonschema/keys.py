@@ -45,6 +45,12 @@ class ObjectKeys:
             yield names[i]
             i += 1
 
+    def _count_from(self, node_id: int, text: str) -> int:
+        """How many of the node's property names start with `text` (a bisection each way; names past U+FFFF are
+        read by no mask key, _beyond_bmp)."""
+        names = self._key_index(node_id)[0]
+        return bisect.bisect_left(names, text + "\U0010ffff") - bisect.bisect_left(names, text)
+
     def _key_index(self, node_id: int) -> tuple[list[str], dict[str, int]]:
         """A node's property names sorted, and the child of each (the first listed, as child_for_key reads)."""
         index = self._key_indexes.get(node_id)
@@ -231,9 +237,9 @@ class ObjectKeys:
             return None
         if text == OTHER:
             return (), (), node.additional, seen_reads, frozenset()
-        entries = self._name_entries(frame.node, text, closable, parts, free)
-        if not free and len(entries) > _FEW_NAMES:
+        if not free and self._count_from(frame.node, text) > _FEW_NAMES:
             return None  # (read per key, the names would cost a wide object's answer time squared in its names)
+        entries = self._name_entries(frame.node, text, closable, parts, free)
         used, after, going = [], [], []
         for name, rest, child, closes, goes in entries:
             if name in frame.seen:
