@@ -247,7 +247,7 @@ class ObjectKeys:
                     used.append(rest)
                 continue
             if closes:
-                reads = self._tails_as_read(frame._replace(seen=frame.seen | {name}), reach)
+                reads = self._tails_as_read(frame, frame.seen | {name}, reach)
                 if reads is None:
                     return None
                 after.append((rest, child, reads))
@@ -271,15 +271,15 @@ class ObjectKeys:
                 for name in names if free or self.nodes[children[name]].kinds]
         return found
 
-    def _tails_as_read(self, frame: Frame, reach):
-        """What a token that closes a key (its name in `frame.seen`) can find out about the object's used keys
+    def _tails_as_read(self, frame: Frame, seen: frozenset, reach):
+        """What a token that closes a key (its name in `seen`, the object's used keys then) can find out about them
         after the key's value: how far the object reads each of `reach.value_tails` after a value, whether it may
         close and whether a key may come (`_reads_of_openings`); () where no token reads on after a key's value.
         Only the tokens that close a key are read, not every token from a comma on (`_seen_as_read`): from a key,
         nothing else reaches past its value."""
         if not reach.value_tails:
             return ()
-        after = frame._replace(phase=AFTER_VALUE, child=-1, ws=0, text="", esc="", ks=())  # its value written
+        after = frame._replace(phase=AFTER_VALUE, child=-1, ws=0, text="", esc="", ks=(), seen=seen)  # value written
         key = (after, reach.value_tails)
         found = self._tail_reads.get(key, False)
         if found is False:

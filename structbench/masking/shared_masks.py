@@ -142,8 +142,12 @@ def _fronts(texts) -> tuple[frozenset[str], KeyTexts]:
             keys.add(key)
         elif _first_unescaped_quote(inside) is None:
             part = _decoded_part(inside)
-            if part is not None:
-                (whole if part[1] is None else escaped).add(part if part[1] is not None else part[0])
+            if part is None:
+                continue
+            if part[1] is None:  # it ends on a character
+                whole.add(part[0])
+            else:  # an unfinished escape ends it: kept with its digits
+                escaped.add(part)
     return frozenset(keys), KeyTexts(frozenset(whole), frozenset(escaped))
 
 
