@@ -128,6 +128,7 @@ class SchemaChecker(ObjectKeys):
         self._key_states: dict = {}  # object node id -> its keys' product of names and key DFAs (ObjectKeys)
         self._key_states_alike: dict = {}  # what that product reads of a node -> the product (ObjectKeys._key_alike)
         self._key_contexts: dict = {}  # id(a product) -> {its live states' bytes: that context's DFA} (ObjectKeys)
+        self._key_by_names: dict = {}  # (id(a product), others allowed, the names that may come) -> its DFA
         self._name_trees: dict = {}  # object node id -> its keys' name tree where other keys may come (ObjectKeys)
         self._starts: dict = {}  # node id -> the first characters of its values (may_read)
         self._number_reads: dict = {}  # (node id, number DFA state) -> the characters the DFA moves on (may_read)
@@ -140,7 +141,7 @@ class SchemaChecker(ObjectKeys):
         self._tail_reads: dict = {}  # (the same, the value tails) -> what a token that closes a key reads of them
         self._name_entries_kept: dict = {}  # (node id, key text, closable, parts) -> _name_entries
         self._mask_frames: dict = {}  # id of a TokenReach -> (it, {frame: its part of mask_key})
-        self._closed_names: dict = {}  # (node id, key text, closings) -> the names a token can finish (mask_key)
+        self._closed_names: dict = {}  # (node id, closings) -> {key text: the names a token can finish} (mask_key)
         self._names_beyond_bmp: dict = {}  # node id -> has a property name past U+FFFF (mask_key)
         self._free_string = FREE_STRING  # a free string's content as a DFA (string_content), one for every
         # checker: string mode keeps its tables on it per class partition (a few: string_mode._whole_tables), and

@@ -234,9 +234,11 @@ class KeyPatternDFA:
     def overrides(self, lex: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(states, their rows): where this context's rows differ from the shared table `lex` (the shared DFA's
         string_table): a live state's moves to name prefixes dead here, refused."""
-        dead = np.flatnonzero(self.shared.live & ~self.live)
-        ds = np.unique(self.states.parent[dead])
+        dead = self.shared.live & ~self.live
+        ds = np.unique(self.states.parent[np.flatnonzero(dead)])
         ds = ds[(ds >= 0) & self.live[ds]]
         rows = lex[ds].copy()
-        rows[np.isin(rows, dead)] = -1
+        hit = rows >= 0  # a move to a state (string mode's marks are negative), refused where that state is dead
+        hit[hit] = dead[rows[hit]]
+        rows[hit] = -1
         return ds, rows

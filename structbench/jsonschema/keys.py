@@ -304,14 +304,19 @@ class ObjectKeys:
         return found
 
     def _names_closed_by(self, node_id: int, text: str, closings: frozenset[str]) -> list[str]:
-        """The property names a token can finish from a key's `text`: `text` and then one of `closings`."""
-        key = (node_id, text, closings)  # (a frozenset keeps its hash once computed)
+        """The property names a token can finish from a key's `text`: `text` and then one of `closings`. Found
+        per node and closings at once, by each name's ends that are a closing (no closing is longer than a
+        token: a few characters), not per text by a scan of the names it starts."""
+        key = (node_id, closings)  # (a frozenset keeps its hash once computed)
         found = self._closed_names.get(key)
         if found is None:
-            n = len(text)
-            found = self._closed_names[key] = [name for name in self._names_from(node_id, text)
-                                               if name[n:] in closings]
-        return found
+            longest = max(map(len, closings), default=0)
+            found = self._closed_names[key] = {}
+            for name in self._key_index(node_id)[0]:  # (sorted: so is each text's list)
+                for k in range(max(0, len(name) - longest), len(name) + 1):
+                    if name[k:] in closings:
+                        found.setdefault(name[:k], []).append(name)
+        return found.get(text, ())
 
     def _reads_of_openings(self, after: Frame, openings: tuple[str, ...]):
         """How far the object reads into each opening (sorted: one shares its first characters' steps with the
@@ -433,9 +438,17 @@ class ObjectKeys:
             self._key_states[top.node] = shared
         found = None
         if shared is not None:
+            # Contexts with the same names to come have one DFA (schema order: a key's position; alike objects)
+            names = tuple(self._available(top))
+            by_names = (id(shared), others, names)
+            found = self._key_by_names.get(by_names, False)
+            if found is not False:
+                self._key_tries[context] = found
+                return found
+            found = None
             states = shared.states
             named = np.zeros(states.n_states, dtype=bool)  # the names that may come, where their text ends
-            named[[states.name_end[name] for name in self._available(top)]] = True
+            named[[states.name_end[name] for name in names]] = True
             n = len(states.texts)
             below = np.concatenate([[0], np.cumsum(named[:n])])  # preorder: a prefix's subtree is one run of it
             live = shared.alive.copy() if others else np.zeros(states.n_states, dtype=bool)
@@ -447,6 +460,7 @@ class ObjectKeys:
                 found = contexts.get(at)  # whichever object it is in
                 if found is None:
                     found = contexts[at] = KeyPatternDFA(states, live, shared=shared)
+            self._key_by_names[by_names] = found
         self._key_tries[context] = found
         return found
 

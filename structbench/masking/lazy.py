@@ -402,7 +402,8 @@ class TrieDense(LazyDense):
             elif d == -1:
                 nxt = -1
             else:  # the backslash, the quote (also into free text's escape rows: the machine's own step, here)
-                got = self._step_class(i, c)
+                # (one step: a state no walk has asked hints of steps the class's representative alone)
+                got = self._step_class(i, c) if i in self._hints else self.machine.step(self.states[i], self.reps[c])
                 nxt = -1 if got is None else self.id_of(got)
             self._trans[i, c] = nxt  # id_of may grow the table: index it anew
         if self.fuel is not None:

@@ -38,6 +38,7 @@ from structbench.masking.trie_walk import UNKNOWN
 from structbench.regular import DFA, MAX_CODE_POINT
 
 _ASK = object()
+_FEW_READ = 8  # a state that may read at most this many characters: its row stepped character by character
 _CONTROL = "".join(map(chr, range(0x20)))  # never in a JSON string raw
 _NOT_PLAIN = '"\\' + _CONTROL  # what a string's plain characters are not
 
@@ -546,12 +547,21 @@ class LazyDense:
             if self._expanded[i]:
                 continue
             before = steps_taken(self.machine)
-            row = self._trans[i].copy()
-            self._settle_by_hints(i, row)
-            self._settle_alike(i, row)
-            for k in (row == self.UNEXPANDED).nonzero()[0].tolist():
-                nxt = self._step_class(i, k)
-                row[k] = -1 if nxt is None else self.id_of(nxt)
+            may = self._hints_of(i)[0]
+            if may is not None and len(may) <= _FEW_READ:
+                # A state that may read only a few characters (after a key, a value, a string): those stepped,
+                # every other class refused, without settling the row's hints class by class
+                row = np.full(len(self.reps), -1, dtype=np.int32)
+                for k in self._class_indexes(may):  # (each character a hint names is a class of its own)
+                    nxt = self._step_class(i, k)
+                    row[k] = -1 if nxt is None else self.id_of(nxt)
+            else:
+                row = self._trans[i].copy()
+                self._settle_by_hints(i, row)
+                self._settle_alike(i, row)
+                for k in (row == self.UNEXPANDED).nonzero()[0].tolist():
+                    nxt = self._step_class(i, k)
+                    row[k] = -1 if nxt is None else self.id_of(nxt)
             if self.fuel is not None:  # after the row: a row is all or nothing, so a budget error leaves no half
                 self.fuel.spend(steps_taken(self.machine) - before or len(self.reps))
             self._trans[i] = row
