@@ -143,6 +143,7 @@ class SchemaChecker(ObjectKeys):
         self._mask_frames: dict = {}  # id of a TokenReach -> (it, {frame: its part of mask_key})
         self._closed_names: dict = {}  # (node id, closings) -> {key text: the names a token can finish} (mask_key)
         self._names_beyond_bmp: dict = {}  # node id -> has a property name past U+FFFF (mask_key)
+        self._names_readable: dict = {}  # node id -> _names_may_be_read (mask_key)
         self._free_string = FREE_STRING  # a free string's content as a DFA (string_content), one for every
         # checker: string mode keeps its tables on it per class partition (a few: string_mode._whole_tables), and
         # they depend on the partition and the vocabulary alone, so a fresh schema does not build them again

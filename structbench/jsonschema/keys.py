@@ -290,9 +290,13 @@ class ObjectKeys:
         """Whether `_names_as_read` may settle a key of this object: nothing but the names tells keys apart (no
         pattern or propertyNames, no required key that is no property, no name a surrogate pair spells), and the
         used keys only as `_seen_as_read` reads them."""
-        node = self.nodes[frame.node]
-        return not (node.key_dfa is not None or node.patterns or self._beyond_bmp(frame.node)
-                    or not node.required <= self._key_index(frame.node)[1].keys()) and self._seen_may_be_read(frame)
+        found = self._names_readable.get(frame.node)  # (told by the node alone: asked once per node)
+        if found is None:
+            node = self.nodes[frame.node]
+            found = self._names_readable[frame.node] = not (
+                node.key_dfa is not None or node.patterns or self._beyond_bmp(frame.node)
+                or not node.required <= self._key_index(frame.node)[1].keys()) and self._seen_may_be_read(frame)
+        return found
 
     def _beyond_bmp(self, node_id: int) -> bool:
         """Does a property name hold a character JSON escapes as a surrogate pair (or a surrogate)? Closings are
