@@ -56,6 +56,7 @@ EXIT = -3     # string mode: the character leaves the DFA's hands and the machin
 CLOSE = -4    # string mode: the closing quote, read: the walk goes on from the machine state after it
 END = -5      # string mode, a number: it ends before this character, which the machine reads after it (lex_close)
 MACHINE, STRING = 0, 1  # the walk's modes
+_FEW_PENDING = 64  # a round that sets aside at most this many nodes sorts them in Python lists, not NumPy
 # What a pending node waits for.
 NEED_CELL, NEED_ROW, NEED_EXIT, NEED_CLOSE = 0, 1, 2, 3
 
@@ -458,13 +459,24 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
         if not n_pend:
             return total
         # What the round set aside, computed in Python; the next round walks those runs again, from the same states,
-        # and sets aside into the other buffers. (A round is a few dozen NumPy calls at most: kinds absent from it
-        # cost none.)
+        # and sets aside into the other buffers. (Kinds absent from a round cost it nothing.)
         lo, hi, states, kinds = pend_nodes[:n_pend], pend_ends[:n_pend], pend_states[:n_pend], pend_kinds[:n_pend]
         pend_this, pend_other = pend_other, pend_this
-        if not kinds.any():  # machine cells alone (NEED_CELL is 0: most rounds)
+        if not np.count_nonzero(kinds):  # machine cells alone (NEED_CELL is 0: most rounds)
             fill(states, node_classes[lo])
             modes = all_machine[:n_pend]
+        elif n_pend <= _FEW_PENDING:  # in Python lists: on a few nodes, NumPy's cost per call is most of the work
+            kind_list = kinds.tolist()
+            cells = [k for k, kind in enumerate(kind_list) if kind == NEED_CELL]
+            if cells:
+                fill(states[cells], node_classes[lo[cells]])
+            state_list = states.tolist()
+            for kind, compute in ((NEED_ROW, strings.rows), (NEED_EXIT, strings.exits_for),
+                                  (NEED_CLOSE, strings.closes_for)):
+                rows = {state for state, k in zip(state_list, kind_list) if k == kind}
+                if rows:
+                    compute(sorted(rows))
+            modes = np.array([MACHINE if kind == NEED_CELL else STRING for kind in kind_list], dtype=np.int64)
         else:
             counts = np.bincount(kinds, minlength=4)
             cell = kinds == NEED_CELL
