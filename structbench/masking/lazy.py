@@ -277,11 +277,15 @@ class TrieDense(LazyDense):
         found = self._content[i] = self._string_content_of(self.states[i]) if self._string_content_of else None
         return found
 
-    def _escaped_at(self, stack, d: int) -> int:
-        """The machine state after a backslash in the string `stack` is in, its DFA at d (-1: refused), with the
-        escape's row (the characters an escape may hold) computed now, not in another round of the walk. As after
-        a closing quote, the string's own state at d is not numbered: the walk never stands on it."""
+    def _escaped_at(self, stack, d: int, then: str = "") -> int:
+        """The machine state after a backslash in the string `stack` is in, its DFA at d (and then `then`: the `u`
+        of a checked string's escape row, string_mode._escape_rows) (-1: refused), with the escape's row (the
+        characters an escape may hold) computed now, not in another round of the walk. As after a closing quote,
+        the string's own state at d is not numbered: the walk never stands on it."""
         i = self._after(stack, d, "\\")
+        if then and i >= 0:
+            i = self.step_text(i, then)
+            i = -1 if i is None else i
         if i >= 0 and not self._expanded[i] and self._content_at(i) is None:
             self._expand([i])
         return i

@@ -5,7 +5,8 @@ control character) move a DFA alone: a checked string's content DFA (maxLength, 
 string's one state (structbench.jsonschema.free_text.FreeString), or the key's prefix tree of property names
 (structbench.jsonschema.key_trie). The walk reads them by the DFA's table (:class:`StringContent`, one per DFA),
 so no machine state is made per character. Free text's escapes are rows of that table too (after the DFA's own
-states: `content_states` of them), so none is made per escape either. A number is read so too
+states: `content_states` of them), so none is made per escape either; so are a checked string's simple escapes
+(`\\n` moves its DFA by a newline), whose `\\u` escapes alone are the machine's. A number is read so too
 (structbench.jsonschema.lexemes): no quote closes it; a character its DFA does not move on ends it (`END`), and
 is read again in the machine from the state after the number (`closes`). A literal's letters too: its last one
 closes it, as the quote closes a string.
@@ -22,7 +23,7 @@ import bisect
 
 import numpy as np
 
-from structbench.jsonschema.strings import dfa_live_on, escape_candidates
+from structbench.jsonschema.strings import ANY_CHAR, SIMPLE_ESCAPES, dfa_live_on, escape_candidates
 from structbench.masking import trie_walk
 from structbench.regular.charsets import json_classes, json_plain
 from structbench.regular.dfa import move_shape, moves_array, next_states
@@ -62,7 +63,9 @@ class StringContent:
         self.whole = tables is not None
         if self.whole:
             self._table, self.run, self.total, self.loops = tables
+            self.n_rows = len(self._table)  # (a checked string's escapes are rows after its states: _escape_rows)
             return
+        self.n_rows = dfa.n_states
         self.total = np.zeros(dfa.n_states, dtype=bool)  # not known: never claimed
         self.loops = None  # (StringRows notes a row's loops as it is stacked)
         self._accepting = np.zeros(dfa.n_states, dtype=bool)
@@ -237,22 +240,47 @@ def _loop_bits(lex: np.ndarray) -> np.ndarray | None:
 
 def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray) -> np.ndarray:
     """StringContent's table for a DFA, every state at once (regular.dfa.next_states: a class is one character for
-    the DFA, its moves are cut at class boundaries)."""
+    the DFA, its moves are cut at class boundaries). Where every ASCII character is a class of its own, its simple
+    escapes are rows too (_escape_rows): n more rows after the DFA's n states, row n + d the state after a
+    backslash at d."""
     n = dfa.n_states
     moves = moves_array(dfa)  # (the backslash's test below reads them too)
-    lex = next_states(dfa, codes, moves).astype(np.int32)
+    raw = next_states(dfa, codes, moves).astype(np.int32)
+    lex = raw.copy()
     lex[:, ~plain] = -1
     accepting = np.zeros(n, dtype=bool)
     accepting[list(dfa.accepting)] = True
     lex[:, codes == _QUOTE] = np.where(accepting, trie_walk.CLOSE, -1)[:, None]
     # The backslash: where no escape could stand for a character the DFA goes on by, refused here (as the
     # checker's string_step refuses it), not in a machine step when a walk meets it.
-    escapable = np.zeros(n, dtype=bool)
-    for lo, hi in _ESCAPABLE:
+    escapable = _live_on(moves, n, _ESCAPABLE)
+    alone = json_classes(codes)[3]
+    if len(codes) <= 128 or not (alone[:129] == np.arange(129)).all():
+        lex[:, codes == _BACKSLASH] = np.where(escapable, trie_walk.EXIT, -1)[:, None]
+        return lex
+    lex[:, _BACKSLASH] = np.where(escapable, n + np.arange(n), -1)
+    return np.concatenate([lex, _escape_rows(raw, _live_on(moves, n, ANY_CHAR))])
+
+
+def _escape_rows(raw: np.ndarray, unicode: np.ndarray) -> np.ndarray:
+    """The rows after a backslash at each DFA state d (every ASCII character a class of its own: class c is
+    character c): a simple escape moves the DFA by the character it stands for (`\\n` as a newline: `raw`, the
+    DFA's moves on every class), as the checker's string_step does; `u` is the machine's to read (EXIT: its hex
+    digits may stand for any character, `unicode`: where the DFA goes on by one), anything else is refused."""
+    rows = np.full(raw.shape, -1, dtype=np.int32)
+    for escape, char in SIMPLE_ESCAPES.items():
+        rows[:, ord(escape)] = raw[:, ord(char)]
+    rows[:, ord("u")] = np.where(unicode, trie_walk.EXIT, -1)
+    return rows
+
+
+def _live_on(moves: np.ndarray, n: int, intervals) -> np.ndarray:
+    """Per DFA state: does it move on some code point in `intervals` (strings.dfa_live_on, every state at once)?"""
+    live = np.zeros(n, dtype=bool)
+    for lo, hi in intervals:
         hit = (moves[:, 1] <= hi) & (lo <= moves[:, 2])
-        escapable[moves[hit, 0]] = True
-    lex[:, codes == _BACKSLASH] = np.where(escapable, trie_walk.EXIT, -1)[:, None]
-    return lex
+        live[moves[hit, 0]] = True
+    return live
 
 
 def _run_lengths(lex: np.ndarray, plain: np.ndarray, cap: int) -> np.ndarray:
@@ -377,7 +405,7 @@ class StringRows:
         base = self._strings.get(key)
         if base is None:
             content, first, own = self._dfa(dfa)
-            n = dfa.n_states
+            n = content.n_rows
             base = self._strings[key] = self._rows_used
             self._rows_used += n
             self._reserve_rows(self._rows_used)
@@ -430,8 +458,10 @@ class StringRows:
 
     def exits_for(self, rows: list[int]) -> None:
         for r in rows:
-            stack = self._owner(r)[2]
-            self.exits[r] = self._resolve(stack, r - int(self.base[r]))
+            content, _, stack, _ = self._owner(r)
+            d, n = r - int(self.base[r]), content.content_states
+            # A DFA state's backslash, or in a checked string's escape row (_escape_rows) the `u` after it
+            self.exits[r] = self._resolve(stack, d) if d < n else self._resolve(stack, d - n, "u")
 
     def closes_for(self, rows: list[int]) -> None:
         for r in rows:

@@ -516,6 +516,49 @@ def test_a_walk_stopped_midway_leaves_the_next_one_right(vocab):
     assert np.array_equal(got, expected)
 
 
+@pytest.mark.parametrize("schema, escapes", [
+    ({"type": "string", "maxLength": 3}, True), ({"type": "string", "pattern": '^[a-z"\\n/]+$'}, True),
+    ({"type": "string", "pattern": '^[a-z"/]+$'}, True),  # a backslash (for \\" or \\/), but no \\u: no other escape
+    ({"type": "string", "format": "date"}, False), ({"enum": ["a\\b", "a\nb", "é"]}, True)])
+def test_a_checked_strings_escape_rows_are_the_checkers_steps(schema, escapes):
+    """A checked string's table (a DFA built whole) holds its simple escapes too: a backslash at DFA state d leads to
+    row n + d, where each simple escape moves the DFA by the character it stands for, `u` is left to the checker
+    (EXIT: string_mode.exits_for resolves it as the backslash and the `u`), and anything else is refused; the
+    backslash is refused where no escape could go on. Each read where the checker's own steps read it."""
+    from structbench.masking import string_mode
+
+    checker = SchemaChecker(schema, "any", "lesson")
+    bounds = machine_boundaries(checker.special_chars())
+    inside = checker.feed(checker.start(), '"')
+    dfa, _ = checker.string_content(inside)
+    content = string_mode.StringContent(dfa, bounds, 16)
+    n, lex = content.content_states, content.lex
+    assert content.whole and lex.shape[0] == content.n_rows == 2 * n and not content.total[n:].any()
+    cls = {ch: int(np.searchsorted(bounds, ord(ch), side="right") - 1) for ch in '\\"/nbtux0e9'}
+    escaped = 0
+    for d in range(n):
+        at = checker.with_string_state(inside, d)
+        if lex[d, cls["\\"]] == -1:
+            assert checker.step(at, "\\") is None, d
+            continue
+        assert lex[d, cls["\\"]] == n + d and checker.step(at, "\\") is not None
+        escaped += 1
+        for escape in ["\\n", '\\"', "\\\\", "\\/", "\\b", "\\t", "\\x", "\\u00e9"]:
+            row, state = d, at
+            for ch in escape:
+                state = checker.step(state, ch)
+                row = int(lex[row, cls[ch]])
+                if row == trie_walk.EXIT:  # the `u`: the checker's from here (its row's exit)
+                    assert ch == "u" and state is not None, (d, escape)
+                    break
+                assert (row >= 0) == (state is not None), (d, escape, ch)
+                if row < 0:
+                    break
+            if 0 <= row < n:  # finished: back in the content, where the checker's DFA is
+                assert state == checker.with_string_state(inside, row), (d, escape)
+    assert bool(escaped) == escapes  # (a date's characters are printable ASCII, which no escape may stand for)
+
+
 @pytest.mark.parametrize("name", ["maxLength", "pattern", "format", "searched", "keys"])
 def test_whole_string_tables_are_the_rows_built_one_by_one(name):
     """String mode's tables built whole at once (one vectorised pass; a key's from its name tree) are the rows
@@ -562,8 +605,12 @@ def test_whole_string_tables_are_the_rows_built_one_by_one(name):
     n = reference.n_states  # a key's DFA has its escape's states after its texts (test_a_keys_escape_rows_...)
     by_row.rows(np.arange(n))
     same = np.ones(len(bounds), dtype=bool)
-    if name == "keys":  # where the backslash leads is the key's escape rows', tested there
-        same[bounds == ord("\\")] = False
+    # Where the backslash leads is the escape rows' (a key's, and a checked string's whole table's: tested there)
+    same[bounds == ord("\\")] = False
+    if name != "keys":  # the backslash: to the escape row of its state where the rows built one by one leave it
+        backslash = whole.lex[:n, ord("\\")]  # to the checker (EXIT), else refused in both
+        exits = by_row.lex[:, ord("\\")] == trie_walk.EXIT
+        assert np.array_equal(backslash[exits], n + np.flatnonzero(exits)) and (backslash[~exits] == -1).all()
     assert np.array_equal(whole.lex[:n][:, same], by_row.lex[:, same])
     assert np.array_equal(np.minimum(whole.run[:n], cap + 1), np.minimum(by_row.run, cap + 1))
     if name == "maxLength":  # a counter: six characters of anything from the start, then none
@@ -571,9 +618,9 @@ def test_whole_string_tables_are_the_rows_built_one_by_one(name):
     if name == "keys":  # a key no name continues reads anything
         assert (whole.run > cap).any() and whole.total[:n].all() and not whole.total[n:].any()
     if name == "searched":  # no character is refused anywhere, though each state has several next ones
-        assert whole.total.all() and (whole.run <= cap).any()
+        assert whole.total[:n].all() and (whole.run[:n] <= cap).any()
     if name in ("pattern", "format"):  # a character refused within a token's reach: not claimed
-        assert not whole.total.all()
+        assert not whole.total[:n].all()
     plain = whole._plain
     for d in np.flatnonzero(whole.total).tolist():  # total: every run of plain characters as long as a token is read
         seen = {d}
