@@ -158,10 +158,13 @@ class SchemaChecker(ObjectKeys):
         self._ws_chars = JSON_WHITESPACE if whitespace == "flexible" else " "
         self._ws_max = limits().max_flexible_whitespace if whitespace == "flexible" else 1
         self._caps = [max(len(n.prefix), n.min_items, n.max_items or 0) for n in self.nodes]
+        # The step per frame kind, as plain functions (bound methods kept on the checker would be a reference
+        # cycle: a checker then outlives its constraint until the garbage collector's next full pass)
+        cls = type(self)
         self._step_of_kind = {
-            CONTEXT: self._step_context, ROOT: self._step_root, ALT: self._step_root,
-            STRING: self._step_string, NUMBER: self._step_number, LITERAL: self._step_literal,
-            UNION: self._step_union, OBJECT: self._step_object, ARRAY: self._step_array,
+            CONTEXT: cls._step_context, ROOT: cls._step_root, ALT: cls._step_root,
+            STRING: cls._step_string, NUMBER: cls._step_number, LITERAL: cls._step_literal,
+            UNION: cls._step_union, OBJECT: cls._step_object, ARRAY: cls._step_array,
         }
 
     def start(self) -> Stack:
@@ -481,7 +484,9 @@ class SchemaChecker(ObjectKeys):
         `{}` nests without end) and no object remembers its keys whole."""
         colour: dict[int, int] = {}
 
-        def cyclic(i: int) -> bool:
+        # `again` is `cyclic` itself: a closure that named itself would be a reference cycle, which keeps the
+        # checker alive until the garbage collector's next pass
+        def cyclic(i: int, again) -> bool:
             colour[i] = 1
             node = self.nodes[i]
             if node.distinct_keys and "object" in node.kinds:
@@ -494,12 +499,12 @@ class SchemaChecker(ObjectKeys):
             if "array" in node.kinds:
                 children += list(node.prefix) + ([node.items] if node.items is not None else [])
             for c in children:
-                if colour.get(c) == 1 or (c not in colour and cyclic(c)):
+                if colour.get(c) == 1 or (c not in colour and again(c, again)):
                     return True
             colour[i] = 2
             return False
 
-        return not cyclic(self.root)
+        return not cyclic(self.root, cyclic)
 
     # --- one character ----------------------------------------------------------------
 
@@ -511,7 +516,7 @@ class SchemaChecker(ObjectKeys):
         step = self._step_of_kind.get(kind)
         if step is None:
             raise AssertionError(f"unknown frame kind {kind!r}")
-        return step(stack, ch)
+        return step(self, stack, ch)
 
     def _step_context(self, stack: Stack, ch: str) -> Stack | None:
         # Stands for the unknown frames below a stack's top (context-split tabling, structbench/masking).

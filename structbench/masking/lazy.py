@@ -13,6 +13,7 @@ per digit of a number or letter of a literal (structbench.jsonschema.lexemes).
 
 from __future__ import annotations
 
+import weakref
 from bisect import bisect_right
 from functools import cache, partial
 
@@ -64,8 +65,8 @@ class TrieDense(LazyDense):
         self._string_content_of = getattr(machine, "string_content", None)
         self._content: dict[int, tuple | None] = {}  # per state: (its string's DFA, DFA state), or None
         self._hinted: set[int] = set()  # states whose hints are applied to their rows (_apply_hints)
-        self._strings = StringRows(boundaries, self._trie_depth, self._escaped_at, self._closed_at,
-                                   self._ended_at)
+        self._strings = StringRows(boundaries, *map(_weakly, (self._trie_depth, self._escaped_at, self._closed_at,
+                                                              self._ended_at)))
         self.compiled = trie_walk.compiled()
         self._walk_setup: tuple | None = None  # what every mask's walk starts from (_set_up_walks)
         self._ws_twin_of = getattr(machine, "ws_twin", None)
@@ -499,6 +500,14 @@ class TrieDense(LazyDense):
             if total.any():
                 self._quiet[ids[total]] = self._refuses_controls(rows[total])
         self._loops_known[ids] = True
+
+
+def _weakly(method):
+    """A bound method as a callable that does not keep its object alive: StringRows calls back the TrieDense that
+    holds it, and a strong reference each way would be a cycle, left to the garbage collector's passes (which then
+    walk every state of every schema met since the last one) instead of freed with its constraint."""
+    ref = weakref.WeakMethod(method)
+    return lambda *args: ref()(*args)
 
 
 def lazy_constraint(machine: Machine, vocab: Vocabulary) -> TabledConstraint:

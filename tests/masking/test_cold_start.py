@@ -1,11 +1,14 @@
 """A cold start forgets what compiles kept for later schemas, and nothing else: the next compile builds its own, with
 the same masks."""
 
+import gc
 import importlib
 import json
 import pkgutil
+import weakref
 
 import numpy as np
+import pytest
 from helpers import require_llama3
 
 import structbench.regular
@@ -67,3 +70,28 @@ def test_every_cache_of_the_regular_package_is_forgotten_or_constant():
                 found.append((f"{module.__name__}.{name}", id(value) in listed))
     assert len(found) >= len(listed)
     assert [name for name, ok in found if not ok] == []
+
+
+@pytest.mark.parametrize("strategy", ["lazy", "tabled"])
+def test_a_dropped_constraint_is_freed_at_once(vocab, strategy):
+    """A constraint, its table and its checker hold no reference cycle: dropped, they are freed by reference counting
+    at once, not left (with every state they met) to the garbage collector's next full pass, which would then run
+    inside some later schema's timed masks."""
+    require_llama3(vocab)
+    task = Task("t", "schema", SCHEMA, json.dumps(VALUE, separators=(", ", ": "), ensure_ascii=False))
+    gc.collect()
+    gc.disable()
+    try:
+        constraint = compile_constraint(task, vocab, strategy, "any", "lesson")
+        state = constraint.start()
+        for tid in vocab.encode(task.reference):
+            constraint.mask_bits(state)
+            state = constraint.advance(state, tid)
+        dense = constraint.dense
+        parts = [constraint, dense, dense.machine] + ([dense._strings] if hasattr(dense, "_strings") else [])
+        refs = [weakref.ref(part) for part in parts]
+        del constraint, dense, parts
+        alive = [type(ref()).__name__ for ref in refs if ref() is not None]
+    finally:
+        gc.enable()
+    assert not alive, f"kept alive by a reference cycle: {alive}"
