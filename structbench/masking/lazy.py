@@ -279,10 +279,10 @@ class TrieDense(LazyDense):
         return found
 
     def _escaped_at(self, stack, d: int, then: str = "") -> int:
-        """The machine state after a backslash in the string `stack` is in, its DFA at d (and then `then`: the `u`
-        of a checked string's escape row, string_mode._escape_rows) (-1: refused), with the escape's row (the
-        characters an escape may hold) computed now, not in another round of the walk. As after a closing quote,
-        the string's own state at d is not numbered: the walk never stands on it."""
+        """The machine state after a backslash in the string `stack` is in, its DFA at d, then after `then` where
+        given (the `u` a checked string's escape row leaves to the machine: string_mode._escape_rows); -1 where
+        refused. Its row (the characters the escape may hold next) is computed now, not in another round of the
+        walk. As after a closing quote, the string's own state at d is not numbered: the walk never stands on it."""
         i = self._after(stack, d, "\\")
         if then and i >= 0:
             i = self.step_text(i, then)
