@@ -15,7 +15,7 @@ import functools
 import numpy as np
 
 from structbench.jsonschema.strings import END, string_step
-from structbench.regular.charsets import json_classes
+from structbench.regular.charsets import ascii_own, json_classes
 
 _DONE = -9  # free_escapes: the escape is finished, the text reads on
 
@@ -50,8 +50,7 @@ def escape_rows(lex: np.ndarray, first: int, back: int, codes: np.ndarray) -> bo
     """Fill lex[first:first + n_escape_states()] with the escape's rows (a finished escape goes to state `back`),
     where every ASCII character is a class of its own (no escape holds another); returns whether it did (else the
     rows stay refused and the caller leaves the backslash to the checker)."""
-    alone = json_classes(np.asarray(codes, dtype=np.int64))[3]
-    if len(codes) <= 128 or not (alone[:129] == np.arange(129)).all():
+    if not ascii_own(codes):
         return False
     moves = free_escapes()[0]
     lex[first:first + len(moves), :128] = np.where(moves == _DONE, back, np.where(moves >= 0, first + moves, -1))

@@ -446,26 +446,30 @@ class ObjectKeys:
             names = tuple(self._available(top))
             by_names = (id(shared), others, names)
             found = self._key_by_names.get(by_names, False)
-            if found is not False:
-                self._key_tries[context] = found
-                return found
-            found = None
-            states = shared.states
-            named = np.zeros(states.n_states, dtype=bool)  # the names that may come, where their text ends
-            named[[states.name_end[name] for name in names]] = True
-            n = len(states.texts)
-            below = np.concatenate([[0], np.cumsum(named[:n])])  # preorder: a prefix's subtree is one run of it
-            live = shared.alive.copy() if others else np.zeros(states.n_states, dtype=bool)
-            live[:n] |= below[np.arange(n) + states.size] > below[:n]
-            if (live == shared.live).all():
-                found = shared
-            elif (live[n:] == shared.live[n:]).all():  # (a context's own rows are the parents of dead prefixes)
-                contexts, at = self._key_contexts.setdefault(id(shared), {}), live.tobytes()  # one per live set,
-                found = contexts.get(at)  # whichever object it is in
-                if found is None:
-                    found = contexts[at] = KeyPatternDFA(states, live, shared=shared)
-            self._key_by_names[by_names] = found
+            if found is False:
+                found = self._key_by_names[by_names] = self._context_dfa(shared, others, names)
         self._key_tries[context] = found
+        return found
+
+    def _context_dfa(self, shared, others: bool, names: tuple[str, ...]):
+        """The key DFA of a context of the product `shared` where `names` may come (and other keys where `others`):
+        the shared one where its live states are the same, else one per live set, whichever object it is in; None
+        where another key's liveness differs from the shared table's."""
+        states = shared.states
+        named = np.zeros(states.n_states, dtype=bool)  # the names that may come, where their text ends
+        named[[states.name_end[name] for name in names]] = True
+        n = len(states.texts)
+        below = np.concatenate([[0], np.cumsum(named[:n])])  # preorder: a prefix's subtree is one run of it
+        live = shared.alive.copy() if others else np.zeros(states.n_states, dtype=bool)
+        live[:n] |= below[np.arange(n) + states.size] > below[:n]
+        if (live == shared.live).all():
+            return shared
+        if not (live[n:] == shared.live[n:]).all():  # (a context's own rows are the parents of dead prefixes)
+            return None
+        contexts, at = self._key_contexts.setdefault(id(shared), {}), live.tobytes()
+        found = contexts.get(at)
+        if found is None:
+            found = contexts[at] = KeyPatternDFA(states, live, shared=shared)
         return found
 
     def _key_alike(self, node_id: int) -> tuple:

@@ -362,14 +362,18 @@ class TrieDense(LazyDense):
             return super()._fill_one(i, c)
         if (self._enter[i] >= 0) if self.compiled else (self._content_at(i) is not None):
             self._string_cells([i], [c])
-        elif i in self._hints:  # (a walk met it: its hints may spare the step)
-            self._fill_cells([(i, c)])
-        else:  # the class's representative stepped: what its hints would give, without asking for them
-            before = steps_taken(self.machine)
-            nxt = self.machine.step(self.states[i], self.reps[c])
-            self._trans[i, c] = -1 if nxt is None else self.id_of(nxt)
-            if self.fuel is not None:
-                self.fuel.spend(steps_taken(self.machine) - before or 1)
+            return
+        before = steps_taken(self.machine)
+        nxt = self._step_cell(i, c)
+        self._trans[i, c] = -1 if nxt is None else self.id_of(nxt)
+        if self.fuel is not None:
+            self.fuel.spend(steps_taken(self.machine) - before or 1)
+
+    def _step_cell(self, i: int, c: int):
+        """The machine's step from state i on class c where one cell is asked for: by its hints where a walk asked
+        for them (they may spare the step), else the class's representative stepped (what the hints would give,
+        without asking for them)."""
+        return self._step_class(i, c) if i in self._hints else self.machine.step(self.states[i], self.reps[c])
 
     def _fill_distinct(self, cells: list[tuple[int, int]]) -> None:
         """The distinct cells (state, class), ordered by state: a state inside a string or key has its cells from
@@ -407,8 +411,7 @@ class TrieDense(LazyDense):
             elif d == -1:
                 nxt = -1
             else:  # the backslash, the quote (also into free text's escape rows: the machine's own step, here)
-                # (one step: a state no walk has asked hints of steps the class's representative alone)
-                got = self._step_class(i, c) if i in self._hints else self.machine.step(self.states[i], self.reps[c])
+                got = self._step_cell(i, c)
                 nxt = -1 if got is None else self.id_of(got)
             self._trans[i, c] = nxt  # id_of may grow the table: index it anew
         if self.fuel is not None:

@@ -25,7 +25,7 @@ import numpy as np
 
 from structbench.jsonschema.strings import ANY_CHAR, SIMPLE_ESCAPES, dfa_live_on, escape_candidates
 from structbench.masking import trie_walk
-from structbench.regular.charsets import json_classes, json_plain
+from structbench.regular.charsets import ascii_own, json_classes, json_plain
 from structbench.regular.dfa import move_shape, moves_array, next_states
 
 _QUOTE, _BACKSLASH = 0x22, 0x5C
@@ -254,8 +254,7 @@ def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray) -> np.ndarray:
     # The backslash: where no escape could stand for a character the DFA goes on by, refused here (as the
     # checker's string_step refuses it), not in a machine step when a walk meets it.
     escapable = _live_on(moves, n, _ESCAPABLE)
-    alone = json_classes(codes)[3]
-    if len(codes) <= 128 or not (alone[:129] == np.arange(129)).all():
+    if not ascii_own(codes):
         lex[:, codes == _BACKSLASH] = np.where(escapable, trie_walk.EXIT, -1)[:, None]
         return lex
     lex[:, _BACKSLASH] = np.where(escapable, n + np.arange(n), -1)

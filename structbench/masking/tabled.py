@@ -552,16 +552,15 @@ class LazyDense:
                 # A state that may read only a few characters (after a key, a value, a string): those stepped,
                 # every other class refused, without settling the row's hints class by class
                 row = np.full(len(self.reps), -1, dtype=np.int32)
-                for k in self._class_indexes(may):  # (each character a hint names is a class of its own)
-                    nxt = self._step_class(i, k)
-                    row[k] = -1 if nxt is None else self.id_of(nxt)
+                todo = self._class_indexes(may)  # (each character a hint names is a class of its own)
             else:
                 row = self._trans[i].copy()
                 self._settle_by_hints(i, row)
                 self._settle_alike(i, row)
-                for k in (row == self.UNEXPANDED).nonzero()[0].tolist():
-                    nxt = self._step_class(i, k)
-                    row[k] = -1 if nxt is None else self.id_of(nxt)
+                todo = (row == self.UNEXPANDED).nonzero()[0].tolist()
+            for k in todo:
+                nxt = self._step_class(i, k)
+                row[k] = -1 if nxt is None else self.id_of(nxt)
             if self.fuel is not None:  # after the row: a row is all or nothing, so a budget error leaves no half
                 self.fuel.spend(steps_taken(self.machine) - before or len(self.reps))
             self._trans[i] = row

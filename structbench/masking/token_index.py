@@ -25,7 +25,7 @@ import numpy as np
 
 from structbench.masking import trie_walk
 from structbench.masking.bitmask import pack_bits
-from structbench.regular.charsets import json_plain
+from structbench.regular.charsets import ascii_own, json_plain
 
 _KEPT = 8  # indexes kept per vocabulary (one per distinct class partition: most schemas share one)
 
@@ -97,16 +97,10 @@ class TokenTrie:
         return found
 
 
-def _ascii_own(boundaries: np.ndarray) -> bool:
-    """Is every ASCII character a class of its own (the checker's classes: a schema naming non-ASCII characters
-    cuts only above)?"""
-    return len(boundaries) > 128 and np.array_equal(boundaries[:129], np.arange(129))
-
-
 def _node_classes(trie: TokenTrie, boundaries: np.ndarray) -> np.ndarray:
     """The class of every node's character. Where every ASCII character is a class of its own, an ASCII
     character's class is its code, so only the non-ASCII nodes (an eighth of Llama 3's) are looked up."""
-    if not _ascii_own(boundaries):
+    if not ascii_own(boundaries):
         return (np.searchsorted(boundaries, trie.codes, side="right") - 1).astype(np.int32)
     classes = trie.codes.astype(np.int32)
     classes[trie.non_ascii] = np.searchsorted(boundaries, trie.codes[trie.non_ascii], side="right") - 1
@@ -141,7 +135,7 @@ class TokenIndex:
         from structbench.masking.tabled import machine_boundaries  # here: tabled imports this module
 
         base_boundaries = machine_boundaries()
-        if _ascii_own(self.boundaries) and not np.array_equal(self.boundaries, base_boundaries):
+        if ascii_own(self.boundaries) and not np.array_equal(self.boundaries, base_boundaries):
             base = token_index(self.vc, base_boundaries)
             below = trie_walk.non_ascii_below(base.below, self.trie.parent, self.node_classes, self.trie.non_ascii,
                                               self.n_words)
@@ -163,7 +157,7 @@ class TokenIndex:
     def run_end(self) -> np.ndarray:
         """Per node, where the run of its next siblings with its class ends (trie_walk.class_runs): a refused node
         drops them all."""
-        return trie_walk.class_runs(self.trie, self.node_classes, _ascii_own(self.boundaries))
+        return trie_walk.class_runs(self.trie, self.node_classes, ascii_own(self.boundaries))
 
     def walk_buffers(self) -> tuple[np.ndarray, ...]:
         """The walk's scratch arrays, one entry a node (a node's subtree is covered, or its run pending, at most once

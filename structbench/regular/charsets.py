@@ -41,6 +41,14 @@ def _json_classes(key: bytes) -> tuple:
     return found
 
 
+def ascii_own(codes) -> bool:
+    """Does a class partition (its boundaries) give every ASCII character a class of its own, class c being
+    character c? The checker's partitions do (a schema naming non-ASCII characters cuts only above them)."""
+    import numpy as np
+
+    return len(codes) > 128 and np.array_equal(np.asarray(codes)[:129], np.arange(129))
+
+
 def normalise(intervals) -> Intervals:
     """Any (lo, hi) pairs as a set: sorted, overlapping or touching intervals merged."""
     merged: list[list[int]] = []
