@@ -50,3 +50,36 @@ def test_the_lessons_state_counts():
     # The lesson counts states of the unminimised subset construction; a minimised DFA would change them.
     assert compile_pattern(r'\{"age": [0-9]+\}').n_states == 11
     assert compile_pattern(r"-?[0-9]+").n_states == 3
+
+
+def _textbook_subset_construction(pattern: str) -> DFA:
+    """The subset construction as the textbook states it, slowly: each set's closure from scratch, its moves by
+    testing every NFA state's label on every elementary segment of the code points."""
+    from structbench.regular.dfa import crawl, merge_adjacent
+    from structbench.regular.nfa import NFA
+    from structbench.regular.syntax import parse_pattern
+
+    nfa = NFA(pattern)
+    start, accept = nfa.build(parse_pattern(pattern, False))
+
+    def moves_of(current):
+        labelled = [(label, t) for s in current for label, t in nfa.edges[s] if label is not None]
+        cuts = sorted({lo for label, _ in labelled for lo, _ in label} | {hi + 1 for label, _ in labelled for _, hi in label})
+        row = []
+        for lo, nxt in zip(cuts, cuts[1:]):
+            targets = {t for label, t in labelled if any(a <= lo <= b for a, b in label)}
+            if targets:
+                row.append((lo, nxt - 1, nfa.closure(targets)))
+        return merge_adjacent(row)
+
+    return crawl(nfa.closure({start}), moves_of, lambda current: accept in current)
+
+
+@pytest.mark.parametrize("pattern", [
+    r'\{"age": [0-9]+\}', r"-?[0-9]+", "[a-z]{0,40}", "(?:[0-9a-zA-Z_-]{1,60})\n?", "a{2,4}b", "(a|ab){0,3}c",
+    "(x{0,2}y?){1,3}", "((ab)*|c){0,4}d", "[^a-c]*(a|bc)+[a-c]{2}", r"(?:\S+\s+){0,9}\S+", "(a?){0,3}b",
+])
+def test_the_subset_construction_is_the_textbooks(pattern):
+    # compile_pattern's construction finds a set's closure in one search and each label's segments once (a counted
+    # repeat's copies share their label); its DFA is the textbook's, state for state, numbered alike.
+    assert compile_pattern(pattern) == _textbook_subset_construction(pattern)
