@@ -95,14 +95,14 @@ CLASS_ESCAPES = {  # ASCII semantics: \d is [0-9]
 DOT = complement(of_text("\n"))  # any character but newline
 
 
-@functools.lru_cache(maxsize=1)
-def _unicode_classes() -> dict[str, Intervals]:
-    """Python's Unicode \\d, \\w and \\s (str.isdecimal, isalnum or "_", isspace: what `re` tests them by) as
-    intervals: `re` finds their runs over every code point at once (a Python test per code point took a second, in
-    the compile of the first schema that needed them). The text of every code point is decoded from its UTF-32
-    bytes (joining 1.1 million chr() took 0.15 s of that compile)."""
+@functools.lru_cache(maxsize=3)
+def unicode_class(name: str) -> Intervals:
+    """Python's Unicode \\d, \\w or \\s (`name`: str.isdecimal, isalnum or "_", isspace: what `re` tests them by)
+    as intervals: `re` finds its runs over every code point at once (a Python test per code point took a second, in
+    the compile of the first schema that needed them), each class only where one is needed. The text of every
+    code point is decoded from its UTF-32 bytes (joining 1.1 million chr() took 0.15 s of that compile)."""
     every = np.arange(MAX_CODE_POINT + 1, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
-    return {name: normalise((m.start(), m.end() - 1) for m in re.finditer("\\" + name + "+", every)) for name in "dws"}
+    return normalise((m.start(), m.end() - 1) for m in re.finditer("\\" + name + "+", every))
 
 
 def safe_class_escape(ch: str, large: bool) -> Intervals:
@@ -112,6 +112,6 @@ def safe_class_escape(ch: str, large: bool) -> Intervals:
     smaller."""
     base = ch.lower()
     ascii_set = CLASS_ESCAPES[base]
-    if ch == base:  # \d \w \s (the Unicode sets found only where needed: it takes a while, once per process)
-        return _unicode_classes()[base] if large else ascii_set
-    return complement(ascii_set) if large else complement(_unicode_classes()[base])
+    if ch == base:  # \d \w \s (the Unicode sets found only where needed)
+        return unicode_class(base) if large else ascii_set
+    return complement(ascii_set) if large else complement(unicode_class(base))

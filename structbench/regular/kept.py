@@ -13,7 +13,7 @@ from structbench.regular import automata, charsets, dfa, formats, numbers, searc
 KEPT = (dfa._compile_pattern, search._search_dfa, formats.format_dfa, numbers.multiple_of_dfa, automata._counted,
         charsets._json_classes)
 # Caches that hold the same value in every process, whatever the schemas (Unicode's classes): not forgotten.
-CONSTANT = (charsets._unicode_classes,)
+CONSTANT = (charsets.unicode_class,)
 
 
 def forget_kept() -> None:
