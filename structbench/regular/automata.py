@@ -14,7 +14,7 @@ from structbench.errors import TooComplex
 from structbench.limits import current as limits
 from structbench.limits import exceeded
 from structbench.regular.charsets import MAX_CODE_POINT
-from structbench.regular.dfa import DFA, EMPTY, crawl
+from structbench.regular.dfa import DFA, EMPTY, crawl, non_ascii_codes
 
 
 def _live(rows, accepting) -> list[bool]:
@@ -87,51 +87,111 @@ def _product(a: DFA, b: DFA) -> DFA | None:
 def _counted_product(bounds: tuple[int, int | None], other: DFA) -> DFA | None:
     """intersect(a length counter, other): the same DFA, state for state, as the product's crawl and trim make
     (the counter's every state moves on every character, so a pair's moves are `other`'s, and the pairs are numbered
-    alike), without their per-state work: a maxLength of 1,024 over the email format is 11,225 pairs. A pair is the
-    number count * other.n_states + state, not a tuple."""
+    alike), without their per-pair work: a maxLength of 1,024 over the email format is 11,225 pairs. The pairs come
+    in levels, one per count (every move counts one more, up to the top), so each step is done per level over
+    `other`'s few states: which states a level holds (for the cap), which of them can still be finished (trim), and
+    the kept pairs numbered breadth first, level after level, as the crawls number them."""
     min_len, max_len = bounds
     top = max_len if max_len is not None else min_len
-    m, rows_of, cap = other.n_states, other.moves, limits().max_dfa_states
-    ids, order, rows = {other.start: 0}, [other.start], []
-    for key in order:  # breadth first, as crawl: `order` grows as new pairs are found
-        count, state = divmod(key, m)
-        if count < top:
-            base = key - state + m  # the count goes up by one
-        elif max_len is None:
-            base = key - state  # at min_len with no maximum the counter loops
-        else:
-            rows.append(())  # at max_len: no character more
-            continue
-        row = []
-        for lo, hi, target in rows_of[state]:
-            pair = base + target
-            number = ids.get(pair)
-            if number is None:
-                if len(order) >= cap:
-                    raise exceeded("max_dfa_states", f"the intersection needs more than {cap:,} states", TooComplex)
-                number = ids[pair] = len(order)
-                order.append(pair)
-            row.append((lo, hi, number))
-        rows.append(row)
-    accepting = [key // m >= min_len and key % m in other.accepting for key in order]
-    # trim: the pairs that can still reach acceptance, then those reached from the start through them, renumbered
-    # breadth first as trim's crawl numbers them (inline: a crawl and a DFA of the untrimmed product would cost a
-    # third of the time again).
-    live = _live(rows, [s for s, ok in enumerate(accepting) if ok])
-    if not live[0]:
+    rows_of, accepting, cap = other.moves, other.accepting, limits().max_dfa_states
+    loops = max_len is None  # at the top the count stays: the top level is closed under other's moves
+
+    def targets_in_order(states, keep=None) -> list[int]:
+        """The states the moves of `states` lead to (those in `keep`), in the order a breadth-first crawl meets
+        them."""
+        found: dict[int, None] = {}
+        for state in states:
+            for _, _, t in rows_of[state]:
+                if keep is None or t in keep:
+                    found[t] = None
+        return list(found)
+
+    def closed(states, keep=None) -> list[int]:
+        """`states`, then what their moves (into `keep`) reach, in crawl order: the top level where the count loops."""
+        found = dict.fromkeys(states)
+        order = list(found)
+        for state in order:
+            for _, _, t in rows_of[state]:
+                if t not in found and (keep is None or t in keep):
+                    found[t] = None
+                    order.append(t)
+        return order
+
+    # The untrimmed product's size, level by level (a level that repeats the one before repeats to the top): the cap
+    # is on it, as the crawl's.
+    level, size, count = [other.start], 0, 0
+    while True:
+        if count == top:
+            size += len(closed(level) if loops else level)
+            break
+        nxt = targets_in_order(level)
+        if nxt == level:  # every level from here to the top is this one (the top's closure, where it loops, too)
+            size += len(level) * (top - count) + len(closed(level) if loops else level)
+            break
+        size += len(level)
+        level, count = nxt, count + 1
+        if size > cap:
+            break
+    if size > cap:
+        raise exceeded("max_dfa_states", f"the intersection needs more than {cap:,} states", TooComplex)
+
+    # Which states can still be finished at each count (live[c]), from the top down: at the top, those that reach
+    # acceptance (where the count loops) or accept; below, those that accept (count >= min_len) or move to a live one.
+    # Below min_len and above, each level's set stays the one above it once it repeats.
+    if loops:
+        live_top = frozenset(s for s, ok in enumerate(_live(rows_of, accepting)) if ok)
+    else:
+        live_top = frozenset(accepting) if top >= min_len else frozenset()
+    live: list[frozenset[int]] = [frozenset()] * (top + 1)
+    live[top] = live_top
+    c = top - 1
+    while c >= 0:
+        above = live[c + 1]
+        here = frozenset(s for s, row in enumerate(rows_of) if (c >= min_len and s in accepting)
+                         or any(t in above for _, _, t in row))
+        live[c] = here
+        if here == above:  # a fixed point: the levels below repeat it down to where acceptance stops counting
+            low = min_len if c >= min_len else 0
+            live[low:c] = [here] * (c - low)
+            c = low
+        c -= 1
+    if other.start not in live[0]:
         return None
-    new, kept, moves = {0: 0}, [0], []
-    for source in kept:
-        row = []
-        for lo, hi, target in rows[source]:
-            if live[target]:
-                number = new.get(target)
-                if number is None:
-                    number = new[target] = len(kept)
-                    kept.append(target)
-                row.append((lo, hi, number))
-        moves.append(tuple(row))
-    return DFA(tuple(moves), frozenset(new[s] for s in kept if accepting[s]))
+
+    # The kept pairs, numbered breadth first level by level, and their moves: a move kept where its target is live.
+    moves, final, ends, whole_rows = [], [], set(), set()
+    level, base, count = [other.start], 0, 0
+    while True:
+        at_top = count == top
+        keep = live[count] if at_top else live[count + 1]
+        if at_top:
+            level = closed(level, keep) if loops else level
+            nxt_base, position = base, {s: k for k, s in enumerate(level)}
+        else:
+            nxt = targets_in_order(level, keep)
+            nxt_base, position = base + len(level), {s: k for k, s in enumerate(nxt)}
+        for k, state in enumerate(level):
+            if count >= min_len and state in accepting:
+                final.append(base + k)
+            if at_top and not loops:
+                row = ()
+            else:
+                row = tuple((lo, hi, nxt_base + position[t]) for lo, hi, t in rows_of[state] if t in keep)
+            moves.append(row)
+            if len(row) == len(rows_of[state]):
+                whole_rows.add(state)
+            else:
+                ends.update(code for lo, hi, _ in row for code in (lo, hi) if code >= 128)
+        if at_top:
+            break
+        level, base, count = nxt, nxt_base, count + 1
+    dfa = DFA.of_checked_moves(tuple(moves), frozenset(final))
+    # Its moves' non-ASCII ends (dfa.non_ascii_ends, which the checker's classes are cut at), from other's rows
+    # (each once) and the rows trimmed, not from its every move.
+    for state in whole_rows:
+        ends.update(non_ascii_codes(other, state))
+    dfa.__dict__["_non_ascii_ends"] = frozenset(map(chr, ends))
+    return dfa
 
 
 def intersect_all(dfas) -> DFA | None:

@@ -56,6 +56,18 @@ class DFA:
         object.__setattr__(self, "_los", [None] * len(moves))
         object.__setattr__(self, "_cache", [None] * len(moves))
 
+    @classmethod
+    def of_checked_moves(cls, moves: tuple[tuple[Move, ...], ...], accepting: frozenset[int]) -> DFA:
+        """A DFA, start 0, whose moves are a checked DFA's moves (their intervals, in order) with targets the
+        construction numbered below len(moves) itself: made without checking them again (the counted product of
+        automata.py, whose test checks it against the crawled product state for state: a maxLength of 1,024 over
+        the email format has 66,000 moves, and checking them took as long as making them)."""
+        dfa = object.__new__(cls)
+        for name, value in (("moves", moves), ("accepting", accepting), ("start", 0), ("_los", [None] * len(moves)),
+                            ("_cache", [None] * len(moves))):
+            object.__setattr__(dfa, name, value)
+        return dfa
+
     @property
     def n_states(self) -> int:
         return len(self.moves)
@@ -144,6 +156,15 @@ def non_ascii_ends(dfa: DFA) -> frozenset[str]:
     if found is None:
         found = dfa.__dict__["_non_ascii_ends"] = frozenset(
             chr(code) for row in dfa.moves for lo, hi, _ in row for code in (lo, hi) if code >= 128)
+    return found
+
+
+def non_ascii_codes(dfa: DFA, state: int) -> frozenset[int]:
+    """The code points past ASCII where one of the state's moves starts or ends (kept on the DFA per state)."""
+    kept = dfa.__dict__.setdefault("_state_non_ascii", {})
+    found = kept.get(state)
+    if found is None:
+        found = kept[state] = frozenset(code for lo, hi, _ in dfa.moves[state] for code in (lo, hi) if code >= 128)
     return found
 
 

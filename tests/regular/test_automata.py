@@ -61,22 +61,26 @@ def test_counting():
     assert not accepts_at_least(None, 1) and accepts_at_least(None, 0)
 
 
-@pytest.mark.parametrize("bounds", [(0, 0), (0, 1), (0, 3), (2, 5), (3, 3), (4, 2), (0, None), (3, None), (0, 40)])
+@pytest.mark.parametrize("bounds", [(0, 0), (0, 1), (0, 3), (2, 5), (3, 3), (4, 2), (0, None), (3, None), (0, 40),
+                                    (7, 40), (25, None), (6, 9)])
 def test_a_length_counters_product_is_the_crawled_one_state_for_state(bounds):
     """intersect's shortcut for a length counter (_counted_product) makes the DFA the product's crawl and trim make,
     numbered alike, with the counter on either side; a cap it passes is refused as the crawl refuses it."""
     from structbench.regular.automata import _product
+    from structbench.regular.dfa import non_ascii_ends
     from structbench.regular.formats import format_dfa
     from structbench.regular.search import search_dfa
 
     counter = any_string(*bounds)
-    others = [compile_pattern(p) for p in ("ab|ac(?:d)", "[a-c]+x?", "(?:ab)*", "a{2,4}", "")]
+    others = [compile_pattern(p) for p in ("ab|ac(?:d)", "[a-c]+x?", "(?:ab)*", "a{2,4}", "", "(?:ab|c)*d(?:ef)*")]
     others += [literal_dfa(["", "a", "abc", "é😀"]), search_dfa("[0-9]{2}"), format_dfa("email"), any_string(1, 2),
                any_string(2, None)]
     for other in others:
         for a, b in ((counter, other), (other, counter)):
             got, crawled = intersect_all([a, b]), _product(a, b)
             assert got == crawled, (bounds, other)
+            # its non-ASCII ends, found from the other's rows and the trimmed ones, are its moves' own
+            assert got is None or non_ascii_ends(got) == non_ascii_ends(crawled), (bounds, other)
     with using(Limits(max_dfa_states=30)):
         with pytest.raises(TooComplex, match="the intersection needs more than 30 states"):
             intersect_all([any_string(0, 40), format_dfa("email")])
