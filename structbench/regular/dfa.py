@@ -58,10 +58,11 @@ class DFA:
 
     @classmethod
     def of_checked_moves(cls, moves: tuple[tuple[Move, ...], ...], accepting: frozenset[int]) -> DFA:
-        """A DFA, start 0, whose moves are a checked DFA's moves (their intervals, in order) with targets the
-        construction numbered below len(moves) itself: made without checking them again (the counted product of
-        automata.py, whose test checks it against the crawled product state for state: a maxLength of 1,024 over
-        the email format has 66,000 moves, and checking them took as long as making them)."""
+        """A DFA, start 0, whose moves are valid by their construction: a checked DFA's moves (their intervals, in
+        order) with targets the construction numbered below len(moves) itself, or a length counter's. Made without
+        checking them again (automata.py's length counter and its product, whose tests check them against the
+        checked constructions: a maxLength of 1,024 over the email format has 66,000 moves, and checking them took
+        as long as making them)."""
         dfa = object.__new__(cls)
         for name, value in (("moves", moves), ("accepting", accepting), ("start", 0), ("_los", [None] * len(moves)),
                             ("_cache", [None] * len(moves))):

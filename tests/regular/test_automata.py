@@ -54,6 +54,19 @@ def test_literals_and_lengths():
     assert any_string(2).accepts("😀" * 40) and not any_string(2).accepts("a")
 
 
+@pytest.mark.parametrize("bounds", [(0, 0), (0, None), (1, 3), (3, None), (2, 2), (0, 300)])
+def test_a_length_counter_is_valid_as_made(bounds):
+    """any_string's counter skips the constructor's check of its moves, and states its non-ASCII ends: both are
+    what the checked constructor and the scan of its moves find."""
+    from structbench.regular import DFA
+    from structbench.regular.dfa import non_ascii_ends
+
+    counter = any_string(*bounds)
+    assert counter == DFA(counter.moves, counter.accepting)  # (the constructor checks every move)
+    assert non_ascii_ends(counter) == frozenset(chr(code) for row in counter.moves for lo, hi, _ in row
+                                                for code in (lo, hi) if code >= 128)
+
+
 def test_counting():
     assert accepts_at_least(trim(compile_pattern("[a-c]{2}")), 9)
     assert not accepts_at_least(trim(compile_pattern("[a-c]{2}")), 10)
