@@ -14,7 +14,7 @@ from structbench.errors import TooComplex
 from structbench.limits import current as limits
 from structbench.limits import exceeded
 from structbench.regular.charsets import MAX_CODE_POINT
-from structbench.regular.dfa import DFA, EMPTY, crawl, non_ascii_codes
+from structbench.regular.dfa import DFA, EMPTY, crawl, non_ascii_codes, row_non_ascii_codes
 
 
 def _live(rows, accepting) -> list[bool]:
@@ -125,9 +125,10 @@ def _counted_product(bounds: tuple[int, int | None], other: DFA) -> DFA | None:
             size += len(closed(level) if loops else level)
             break
         nxt = targets_in_order(level)
-        if nxt == level:  # every level from here to the top is this one (the top's closure, where it loops, too)
-            size += len(level) * (top - count) + len(closed(level) if loops else level)
-            break
+        if nxt == level:  # every level from here to the top is this one: on to the top
+            size += len(level) * (top - count)
+            count = top
+            continue
         size += len(level)
         level, count = nxt, count + 1
         if size > cap:
@@ -181,7 +182,7 @@ def _counted_product(bounds: tuple[int, int | None], other: DFA) -> DFA | None:
             if len(row) == len(rows_of[state]):
                 whole_rows.add(state)
             else:
-                ends.update(code for lo, hi, _ in row for code in (lo, hi) if code >= 128)
+                ends.update(row_non_ascii_codes(row))
         if at_top:
             break
         level, base, count = nxt, nxt_base, count + 1

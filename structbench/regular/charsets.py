@@ -46,8 +46,6 @@ def _json_classes(key: bytes) -> tuple:
 def ascii_own(codes) -> bool:
     """Does a class partition (its boundaries) give every ASCII character a class of its own, class c being
     character c? The checker's partitions do (a schema naming non-ASCII characters cuts only above them)."""
-    import numpy as np
-
     return len(codes) > 128 and np.array_equal(np.asarray(codes)[:129], np.arange(129))
 
 

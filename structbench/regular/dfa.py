@@ -165,8 +165,13 @@ def non_ascii_codes(dfa: DFA, state: int) -> frozenset[int]:
     kept = dfa.__dict__.setdefault("_state_non_ascii", {})
     found = kept.get(state)
     if found is None:
-        found = kept[state] = frozenset(code for lo, hi, _ in dfa.moves[state] for code in (lo, hi) if code >= 128)
+        found = kept[state] = row_non_ascii_codes(dfa.moves[state])
     return found
+
+
+def row_non_ascii_codes(row) -> frozenset[int]:
+    """The code points past ASCII where one of these moves (lo, hi, target) starts or ends."""
+    return frozenset(code for lo, hi, _ in row for code in (lo, hi) if code >= 128)
 
 
 def merge_adjacent(row) -> list[Move]:
