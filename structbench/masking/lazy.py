@@ -442,7 +442,7 @@ class TrieDense(LazyDense):
             else:
                 self._expand_string(i, *content)
         super()._expand(others)
-        self._note_loops(np.asarray(ids, dtype=np.int64))
+        self._note_loops(ids if len(ids) == 1 else np.asarray(ids, dtype=np.int64))  # (one: most calls, no array)
         if self._awaiting:  # states whose whitespace twin's row this was (_from_twin)
             for i in others:
                 for waiting in self._awaiting.pop(i, ()):
@@ -459,7 +459,7 @@ class TrieDense(LazyDense):
         plain = (lex >= 0) & (lex < content_states)
         targets = np.unique(lex[plain])
         ids = np.array([self._string_state(i, d) for d in targets.tolist()], dtype=np.int32)
-        row = np.full(len(lex), -1, dtype=np.int32)
+        row = self._refused.copy()
         row[plain] = ids[np.searchsorted(targets, lex[plain])]
         # The quote, the backslash (also where string mode reads the escape itself: free text's escape rows)
         stepped = (lex == trie_walk.EXIT) | (lex == trie_walk.CLOSE) | (lex >= content_states)
@@ -484,8 +484,8 @@ class TrieDense(LazyDense):
             i = int(ids[0])
             if self._loops_known[i]:
                 return
-            row = self._trans[i]
-            if i in row:  # (C's any, not ndarray.any's Python wrapper: most rows loop on nothing)
+            if trie_walk.loops_back(self._trans, i) if self.compiled else i in self._trans[i]:  # (most rows do not)
+                row = self._trans[i]
                 self._loops[i] = trie_walk.bool_bits(row == i, self._n_words)
                 self._total[i] = total = self._reads_plain_runs(self._loops[i])
                 if total:  # asked only where the state reads any plain run

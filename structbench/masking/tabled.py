@@ -399,6 +399,8 @@ class LazyDense:
         self.states: list = []
         self._ids: dict = {}
         self._trans = np.full((64, len(boundaries)), self.UNEXPANDED, dtype=np.int32)
+        self._refused = np.full(len(boundaries), -1, dtype=np.int32)  # a row refusing every class, to copy (np.full
+        # costs five copies)
         self._expanded = np.zeros(64, dtype=bool)
         self._accepting = np.zeros(64, dtype=bool)
         self.fuel: Fuel | None = None  # set by fueled(): the budget machine steps draw from
@@ -551,7 +553,7 @@ class LazyDense:
             if may is not None and len(may) <= _FEW_READ:
                 # A state that may read only a few characters (after a key, a value, a string): those stepped,
                 # every other class refused, without settling the row's hints class by class
-                row = np.full(len(self.reps), -1, dtype=np.int32)
+                row = self._refused.copy()
                 todo = self._class_indexes(may)  # (each character a hint names is a class of its own)
             else:
                 row = self._trans[i].copy()

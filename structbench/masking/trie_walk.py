@@ -290,6 +290,14 @@ def _class_runs(parent, subtree, node_classes, nodes, run_end):
             run_end[i] = run_end[nxt]
 
 
+def _loops_back(trans, i):
+    """Whether row i of `trans` leads back to i on some class."""
+    for c in range(trans.shape[1]):
+        if trans[i, c] == i:
+            return True
+    return False
+
+
 class _Kernels(NamedTuple):
     walk: object  # the walk (_walk), which allows the covered ranges' tokens and the duplicates at its last round
     classes_below: object
@@ -297,6 +305,7 @@ class _Kernels(NamedTuple):
     non_ascii_below: object
     next_kept: object  # the two skips of plain siblings: _next_kept over _exit_skips' or the plain subtrees
     exit_skips: object
+    loops_back: object  # a row's test for a loop (a call costs a tenth of NumPy's `in` on a row)
 
 
 @cache
@@ -308,7 +317,7 @@ def _kernels() -> _Kernels:
         return njit(cache=True, nogil=True)(f)
 
     return _Kernels(jit(_walk), jit(_classes_below), jit(_class_runs), jit(_non_ascii_below), jit(_next_kept),
-                    jit(_exit_skips))
+                    jit(_exit_skips), jit(_loops_back))
 
 
 @cache
@@ -402,6 +411,11 @@ def bool_bits_rows(on: np.ndarray, n_words: int) -> np.ndarray:
     return np.packbits(padded, axis=1, bitorder="little").view("<u8").astype(np.uint64)
 
 
+def loops_back(trans: np.ndarray, i: int) -> bool:
+    """Whether state i's row in `trans` leads back to i (compiled: see _loops_back)."""
+    return _kernels().loops_back(trans, i)
+
+
 def bool_bits(on: np.ndarray, n_words: int) -> np.ndarray:
     """A boolean row over the classes as bits (class c at bit c % 64 of word c // 64)."""
     return bool_bits_rows(np.asarray(on, dtype=bool)[None, :], n_words)[0]
@@ -426,6 +440,7 @@ def warm_up() -> None:
                             one.copy(), 3)
     kernels.next_kept(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, bool), one32.copy())
     kernels.exit_skips(np.full(1, -1, dtype=np.int64), one.copy())
+    kernels.loops_back(np.full((1, 1), -1, dtype=np.int32), 0)
 
 
 def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray, skip_plain: bool = False,
