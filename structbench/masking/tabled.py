@@ -399,8 +399,8 @@ class LazyDense:
         self.states: list = []
         self._ids: dict = {}
         self._trans = np.full((64, len(boundaries)), self.UNEXPANDED, dtype=np.int32)
-        self._refused = np.full(len(boundaries), -1, dtype=np.int32)  # a row refusing every class, to copy (np.full
-        # costs five copies)
+        self._refused = np.full(len(boundaries), -1, dtype=np.int32)  # a row refusing every class, copied where one
+        # is needed (a copy costs a fifth of np.full)
         self._expanded = np.zeros(64, dtype=bool)
         self._accepting = np.zeros(64, dtype=bool)
         self.fuel: Fuel | None = None  # set by fueled(): the budget machine steps draw from
