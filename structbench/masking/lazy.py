@@ -484,7 +484,9 @@ class TrieDense(LazyDense):
             i = int(ids[0])
             if self._loops_known[i]:
                 return
-            if trie_walk.loops_back(self._trans, i) if self.compiled else i in self._trans[i]:  # (most rows do not)
+            # (compiled: NumPy's `in` on one row costs ten times the call; most rows do not loop)
+            loops = trie_walk.loops_back(self._trans, i) if self.compiled else i in self._trans[i]
+            if loops:
                 row = self._trans[i]
                 self._loops[i] = trie_walk.bool_bits(row == i, self._n_words)
                 self._total[i] = total = self._reads_plain_runs(self._loops[i])
