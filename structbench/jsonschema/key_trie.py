@@ -18,7 +18,9 @@ import numpy as np
 
 from structbench.jsonschema.free_text import escape_rows, n_escape_states
 from structbench.jsonschema.strings import escape_candidates
-from structbench.regular.charsets import json_classes
+from structbench.regular.charsets import bounds_of, json_classes, meets
+
+_ESCAPABLE = bounds_of(escape_candidates("\\"))  # what an escape may stand for
 
 
 class KeyTrie:
@@ -83,24 +85,26 @@ class KeyTrie:
         plain, quote, backslash, alone = json_classes(np.asarray(codes, dtype=np.int64))
         n = len(self.texts)
         lex = np.full((self.n_states, len(codes)), -1, dtype=np.int32)
-        lex[:n, plain] = self.other  # a character no name continues makes some other key
+        # A text's row before its names' characters: a character no name continues makes some other key; the
+        # backslash is `escape`, the quote `close` (one row, copied to every text: a masked write per column
+        # cost more than the table)
+        text_row = np.where(plain, np.int32(self.other), np.int32(-1))
+        text_row[backslash] = escape
+        text_row[quote] = close
+        lex[:n] = text_row
         src, chars, dst = self._edges
         cls = np.searchsorted(codes, chars, side="right") - 1
         if not ((alone[cls] == chars) & (alone[cls + 1] == chars + 1)).all():
             raise ValueError("the boundaries do not give every character of a property name a class of its own")
         keep = plain[cls]  # a name's quote, backslash or control character comes escaped only: the checker reads it
         lex[src[keep], cls[keep]] = dst[keep]
-        lex[:n, backslash] = escape
-        lex[:n, quote] = close
         run = np.zeros(self.n_states, dtype=np.int64)
         run[:n] = cap + 1  # no plain child: every plain character leads to `other`, which loops
         run[src[keep]] = 0
         if escape_rows(lex, n, self.other, codes):
             # A backslash makes some other key, in the escape's first state, from `other` and wherever no name
             # goes on by a character an escape may stand for (keys._key_step: the key is `other` then).
-            escaped = np.zeros(len(chars), dtype=bool)
-            for lo, hi in escape_candidates("\\"):
-                escaped |= (chars >= lo) & (chars <= hi)
+            escaped = meets(chars, chars, _ESCAPABLE)
             reads = np.ones(n, dtype=bool)
             reads[src[escaped]] = False
             lex[np.flatnonzero(reads), np.flatnonzero(backslash)[0]] = n

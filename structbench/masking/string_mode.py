@@ -25,7 +25,7 @@ import numpy as np
 
 from structbench.jsonschema.strings import ANY_CHAR, SIMPLE_ESCAPES, dfa_live_on, escape_candidates
 from structbench.masking import trie_walk
-from structbench.regular.charsets import ascii_own, json_classes, json_plain
+from structbench.regular.charsets import ascii_own, bounds_of, json_classes, json_plain, meets
 from structbench.regular.dfa import move_shape, moves_array, next_states
 
 _QUOTE, _BACKSLASH = 0x22, 0x5C
@@ -217,10 +217,10 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
         found = dfa.lexeme_tables(codes, trie_walk.CLOSE, trie_walk.END, cap)
     elif hasattr(dfa, "string_table"):  # a key checked by DFAs (structbench.jsonschema.key_patterns): its own table
         lex = dfa.string_table(codes, trie_walk.CLOSE, trie_walk.EXIT)
-        found = (lex, _run_lengths(lex, plain, cap), _reads_every_plain_run(lex, plain, cap))
+        found = (lex, *_plain_runs(lex, plain, cap))
     elif dfa.n_states * len(codes) <= _WHOLE_CELLS:
         lex = _dfa_lex_table(dfa, codes, plain)
-        found = (lex, _run_lengths(lex, plain, cap), _reads_every_plain_run(lex, plain, cap))
+        found = (lex, *_plain_runs(lex, plain, cap))
     else:
         return None
     found = (*found, _loop_bits(found[0]))
@@ -246,19 +246,18 @@ def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray) -> np.ndarray:
     n = dfa.n_states
     moves = moves_array(dfa)  # (the backslash's test below reads them too)
     raw = next_states(dfa, codes, moves).astype(np.int32)
-    lex = raw.copy()
-    lex[:, ~plain] = -1
+    lex = np.where(plain, raw, np.int32(-1))
     accepting = np.zeros(n, dtype=bool)
-    accepting[list(dfa.accepting)] = True
+    accepting[np.fromiter(dfa.accepting, dtype=np.int64, count=len(dfa.accepting))] = True
     lex[:, codes == _QUOTE] = np.where(accepting, trie_walk.CLOSE, -1)[:, None]
     # The backslash: where no escape could stand for a character the DFA goes on by, refused here (as the
     # checker's string_step refuses it), not in a machine step when a walk meets it.
-    escapable = _live_on(moves, n, _ESCAPABLE)
+    escapable = _live_on(moves, n, _ESCAPABLE_BOUNDS)
     if not ascii_own(codes):
         lex[:, codes == _BACKSLASH] = np.where(escapable, trie_walk.EXIT, -1)[:, None]
         return lex
     lex[:, _BACKSLASH] = np.where(escapable, n + np.arange(n), -1)
-    return np.concatenate([lex, _escape_rows(raw, _live_on(moves, n, ANY_CHAR))])
+    return np.concatenate([lex, _escape_rows(raw, _live_on(moves, n, _ANY_CHAR_BOUNDS))])
 
 
 def _escape_rows(raw: np.ndarray, unicode: np.ndarray) -> np.ndarray:
@@ -267,34 +266,45 @@ def _escape_rows(raw: np.ndarray, unicode: np.ndarray) -> np.ndarray:
     DFA's moves on every class), as the checker's string_step does; `u` is the machine's to read (EXIT: its hex
     digits may stand for any character, `unicode`: where the DFA goes on by one), anything else is refused."""
     rows = np.full(raw.shape, -1, dtype=np.int32)
-    for escape, char in SIMPLE_ESCAPES.items():
-        rows[:, ord(escape)] = raw[:, ord(char)]
+    rows[:, _SIMPLE_ESCAPE_CODES] = raw[:, _SIMPLE_ESCAPED_CODES]
     rows[:, ord("u")] = np.where(unicode, trie_walk.EXIT, -1)
     return rows
 
 
-def _live_on(moves: np.ndarray, n: int, intervals) -> np.ndarray:
-    """Per DFA state: does it move on some code point in `intervals` (strings.dfa_live_on, every state at once)?"""
+_ESCAPABLE_BOUNDS, _ANY_CHAR_BOUNDS = bounds_of(_ESCAPABLE), bounds_of(ANY_CHAR)
+_SIMPLE_ESCAPE_CODES = np.array([ord(escape) for escape in SIMPLE_ESCAPES], dtype=np.int64)
+_SIMPLE_ESCAPED_CODES = np.array([ord(char) for char in SIMPLE_ESCAPES.values()], dtype=np.int64)
+
+
+def _live_on(moves: np.ndarray, n: int, bounds: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Per DFA state: does it move on some code point of the set `bounds` (charsets.bounds_of; strings.dfa_live_on,
+    every state at once)?"""
     live = np.zeros(n, dtype=bool)
-    for lo, hi in intervals:
-        hit = (moves[:, 1] <= hi) & (lo <= moves[:, 2])
-        live[moves[hit, 0]] = True
+    live[moves[meets(moves[:, 1], moves[:, 2], bounds), 0]] = True
     return live
 
 
-def _run_lengths(lex: np.ndarray, plain: np.ndarray, cap: int) -> np.ndarray:
-    """run[d] for every state at once: a state whose every plain class goes to one next state takes one more
-    than that state (a chain: a maxLength counter; a loop: for ever), counted by pointer jumping and capped
-    above `cap` (no subtree is deeper)."""
-    run = np.zeros(len(lex), dtype=np.int64)
+def _plain_runs(lex: np.ndarray, plain: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """(run, total) for every state at once (_run_lengths, _reads_every_plain_run), from one look at the plain
+    classes' moves."""
     rows = lex[:, plain]
     if not rows.shape[1]:
-        return run
+        return np.zeros(len(lex), dtype=np.int64), np.ones(len(lex), dtype=bool)
     first = rows[:, 0]
-    chained = np.flatnonzero((first >= 0) & (rows == first[:, None]).all(axis=1))
+    one = (rows == first[:, None]).all(axis=1)  # every plain class to one next state (or all refused)
+    return _run_lengths(first, one, cap), _reads_every_plain_run(rows, first, one, cap)
+
+
+def _run_lengths(first: np.ndarray, one: np.ndarray, cap: int) -> np.ndarray:
+    """run[d] for every state at once (first[d]: its first plain class's next state; one[d]: every plain class
+    goes there): a state whose every plain class goes to one next state takes one more than that state (a chain: a
+    maxLength counter; a loop: for ever), counted by pointer jumping and capped above `cap` (no subtree is
+    deeper)."""
+    run = np.zeros(len(first), dtype=np.int64)
+    chained = np.flatnonzero((first >= 0) & one)
     if not len(chained):
         return run
-    where = np.full(len(lex), -1, dtype=np.int64)
+    where = np.full(len(first), -1, dtype=np.int64)
     where[chained] = np.arange(len(chained))
     jump = where[first[chained]]  # the next chained state's place, -1 where the chain ends
     total = np.ones(len(chained), dtype=np.int64)
@@ -308,7 +318,7 @@ def _run_lengths(lex: np.ndarray, plain: np.ndarray, cap: int) -> np.ndarray:
     return run
 
 
-def _reads_every_plain_run(lex: np.ndarray, plain: np.ndarray, cap: int) -> np.ndarray:
+def _reads_every_plain_run(rows: np.ndarray, first: np.ndarray, one: np.ndarray, cap: int) -> np.ndarray:
     """total[d] for every state at once: no run of fewer than `cap` plain characters (no token is longer) leads from
     d to a state that refuses some plain character, so the DFA reads every plain run a token holds, wherever it
     goes. A run of one next state (run > cap) is one such state, but so is any state of a pattern searched for
@@ -316,15 +326,12 @@ def _reads_every_plain_run(lex: np.ndarray, plain: np.ndarray, cap: int) -> np.n
     walk the whole prefix tree. Found backwards, breadth first from the states that refuse one, along the DFA's
     distinct plain moves reversed, `cap` - 1 levels deep (a maxLength counter's chain is one move a state: its
     states are reached one a level, which a pass over the whole table per level would pay for every state)."""
-    rows = lex[:, plain]
     bad = (rows < 0).any(axis=1)
-    n = len(lex)
+    n = len(rows)
     if cap <= 1 or not rows.shape[1] or bad.all() or not bad.any():
         return ~bad
     # The distinct moves (state, next state): a row's first target where it has one only (a chain), else its
     # distinct targets, few rows branching.
-    first = rows[:, 0]
-    one = (rows == first[:, None]).all(axis=1)
     srcs, dsts = [np.flatnonzero(one)], [first[one]]
     branching = np.flatnonzero(~one)
     if len(branching):

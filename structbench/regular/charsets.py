@@ -45,8 +45,15 @@ def _json_classes(key: bytes) -> tuple:
 
 def ascii_own(codes) -> bool:
     """Does a class partition (its boundaries) give every ASCII character a class of its own, class c being
-    character c? The checker's partitions do (a schema naming non-ASCII characters cuts only above them)."""
-    return len(codes) > 128 and np.array_equal(np.asarray(codes)[:129], np.arange(129))
+    character c? The checker's partitions do (a schema naming non-ASCII characters cuts only above them). Kept
+    for the last few partitions: every string table of a schema asks it of the same one."""
+    return _ascii_own(np.asarray(codes, dtype=np.int64).tobytes())
+
+
+@functools.lru_cache(maxsize=64)
+def _ascii_own(key: bytes) -> bool:
+    codes = np.frombuffer(key, dtype=np.int64)
+    return len(codes) > 128 and np.array_equal(codes[:129], np.arange(129))
 
 
 def normalise(intervals) -> Intervals:
@@ -58,6 +65,21 @@ def normalise(intervals) -> Intervals:
         else:
             merged.append([lo, hi])
     return tuple((lo, hi) for lo, hi in merged)
+
+
+def bounds_of(intervals) -> tuple[np.ndarray, np.ndarray]:
+    """A set (any (lo, hi) pairs, normalised) as two arrays, its intervals' starts and ends: what `meets` searches."""
+    merged = normalise(intervals)
+    return np.array([lo for lo, _ in merged], dtype=np.int64), np.array([hi for _, hi in merged], dtype=np.int64)
+
+
+def meets(lo: np.ndarray, hi: np.ndarray, bounds: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Per k: does the interval lo[k]..hi[k] share a code point with the set `bounds` (bounds_of)? The last of its
+    intervals to start at or below hi[k] is the one that ends last of those (they are sorted and disjoint), so
+    the two meet where it ends at or above lo[k]."""
+    starts, ends = bounds
+    last = np.searchsorted(starts, hi, side="right") - 1
+    return (last >= 0) & (ends[np.maximum(last, 0)] >= lo)
 
 
 def complement(intervals: Intervals) -> Intervals:

@@ -747,7 +747,7 @@ def test_every_plain_run_is_read_where_no_short_run_reaches_a_refusal(table_and_
                 break
             reached = {int(t) for e in reached for t in lex[e, :3]}
         want.append(ok)
-    assert string_mode._reads_every_plain_run(lex, plain, cap).tolist() == want
+    assert string_mode._plain_runs(lex, plain, cap)[1].tolist() == want
 
 
 def test_a_big_strict_objects_keys_are_read_in_string_mode(vocab):
