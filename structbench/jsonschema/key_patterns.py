@@ -79,6 +79,7 @@ class KeyPatternStates:
         for d in range(n - 1, 0, -1):
             size[parent[d]] += size[d]
         self.size = np.array(size, dtype=np.int64)
+        self.subtree_end = np.arange(n, dtype=np.int64) + self.size  # per prefix: where its subtree ends
         self.parent = np.array(parent, dtype=np.int64)
         self.chars = np.array(chars, dtype=np.int64)
         self._starts = np.array([dfa.start for dfa in self.dfas], dtype=np.int64)
@@ -235,8 +236,9 @@ class KeyPatternDFA:
         """(states, their rows): where this context's rows differ from the shared table `lex` (the shared DFA's
         string_table): a live state's moves to name prefixes dead here, refused."""
         dead = self.shared.live & ~self.live
-        ds = np.unique(self.states.parent[np.flatnonzero(dead)])
-        ds = ds[(ds >= 0) & self.live[ds]]
+        parents = np.zeros(len(self.live) + 1, dtype=bool)  # (at p + 1: the root's parent, -1, at 0)
+        parents[self.states.parent[np.flatnonzero(dead)] + 1] = True  # (marked, not sorted and made unique)
+        ds = np.flatnonzero(parents[1:] & self.live)
         rows = lex[ds].copy()
         hit = rows >= 0  # a move to a state (string mode's marks are negative), refused where that state is dead
         hit[hit] = dead[rows[hit]]

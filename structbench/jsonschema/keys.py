@@ -459,9 +459,10 @@ class ObjectKeys:
         named = np.zeros(states.n_states, dtype=bool)  # the names that may come, where their text ends
         named[[states.name_end[name] for name in names]] = True
         n = len(states.texts)
-        below = np.concatenate([[0], np.cumsum(named[:n])])  # preorder: a prefix's subtree is one run of it
+        below = np.zeros(n + 1, dtype=np.int64)  # preorder: a prefix's subtree is one run of it
+        np.cumsum(named[:n], out=below[1:])
         live = shared.alive.copy() if others else np.zeros(states.n_states, dtype=bool)
-        live[:n] |= below[np.arange(n) + states.size] > below[:n]
+        live[:n] |= below[states.subtree_end] > below[:n]
         if (live == shared.live).all():
             return shared
         if not (live[n:] == shared.live[n:]).all():  # (a context's own rows are the parents of dead prefixes)
