@@ -11,7 +11,7 @@ from structbench.regular import automata, charsets, dfa, formats, numbers, searc
 
 # Every cache of this package that a schema fills; a test checks that no other cache is added unseen.
 KEPT = (dfa._compile_pattern, search._search_dfa, formats.format_dfa, numbers.multiple_of_dfa, automata._counted,
-        charsets._json_classes)
+        charsets._json_classes, charsets._ascii_own)
 # Caches that hold the same value in every process, whatever the schemas (Unicode's classes): not forgotten.
 CONSTANT = (charsets.unicode_class,)
 
