@@ -131,21 +131,35 @@ class StringContent:
         filled in, so the states of a counter (one shape) cost a lookup each, not a search of every class."""
         if self.whole or self._at[d] >= 0:
             return
+        template, _, targets = self._shape(d)
+        self._store([d], template, [targets])
+
+    def _shape(self, d: int) -> tuple:
+        """(the template of state d's shape (_row), the rank of the one next state every plain class leads to in it
+        (-1: none, or not one), d's targets), the template made on first need."""
         moves, targets = move_shape(self.dfa, d)
         shape = (moves, bool(self._accepting[d]), dfa_live_on(self.dfa, d, _ESCAPABLE))
-        template = self._shapes.get(shape)
-        if template is None:
-            template = self._shapes[shape] = self._template(shape)
-        row = template.copy()
-        if targets:
-            into = template >= 0
-            row[into] = np.array(targets, dtype=np.int32)[template[into]]
-        if self._made == len(self._table):
-            self._table = _grown(self._table, 2 * self._made, trie_walk.UNKNOWN)
-        self._table[self._made] = row
-        self._at[d] = self._made
-        self._made += 1
-        self._touched.append(d)
+        found = self._shapes.get(shape)
+        if found is None:
+            template = self._template(shape)
+            ranks = template[self._plain]
+            one = int(ranks[0]) if len(ranks) and ranks[0] >= 0 and (ranks == ranks[0]).all() else -1
+            found = self._shapes[shape] = (template, one)
+        return found[0], found[1], targets
+
+    def _store(self, ds: list[int], template: np.ndarray, targets: list[list[int]]) -> None:
+        """The rows of states `ds` of one template (their targets per state), filled in and stored at once."""
+        rows = np.repeat(template[None, :], len(ds), axis=0)
+        into = template >= 0
+        if into.any():
+            rows[:, into] = np.array(targets, dtype=np.int32)[:, template[into]]
+        end = self._made + len(ds)
+        if end > len(self._table):
+            self._table = _grown(self._table, max(end, 2 * self._made), trie_walk.UNKNOWN)
+        self._table[self._made:end] = rows
+        self._at[ds] = np.arange(self._made, end)
+        self._made = end
+        self._touched.extend(ds)
 
     def _template(self, shape: tuple) -> np.ndarray:
         """A row of `shape` (_row) with target ranks where its states go."""
@@ -172,22 +186,28 @@ class StringContent:
         known is either exact or more than `cap`."""
         chain, seen = [], set()
         e = d
-        plain = self._plain
+        made: dict[int, tuple] = {}  # id(template) -> (template, the chain's states of it not made, their targets)
         while self.run[e] < 0 and e not in seen and len(chain) <= 2 * self.cap + 1:
-            row = self.row(e)[plain]
+            template, one, targets = self._shape(e)  # (not its row: the chain's rows are made at once below)
+            if self._at[e] < 0:
+                group = made.setdefault(id(template), (template, [], []))
+                group[1].append(e)
+                group[2].append(targets)
             chain.append(e)
             seen.add(e)
-            if not len(row) or row[0] < 0 or not (row == row[0]).all():
+            if one < 0:
                 self.run[e] = 0
                 chain.pop()
                 break
-            e = int(row[0])
+            e = targets[one]
         else:
             if e in seen:  # back to a state of this chain: plain characters are taken for ever
                 self.run[e] = 1 << 40
             elif self.run[e] < 0:  # cut short
                 chain = chain[:len(chain) - self.cap]
                 e = -1
+        for template, ds, targets in made.values():
+            self._store(ds, template, targets)
         tail = max(int(self.run[e]), 0) if e >= 0 else self.cap
         for state in reversed(chain):
             tail = min(tail + 1, 1 << 40)
