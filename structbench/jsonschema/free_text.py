@@ -14,10 +14,13 @@ import functools
 
 import numpy as np
 
-from structbench.jsonschema.strings import END, string_step
-from structbench.regular.charsets import ascii_own, json_classes
+from structbench.jsonschema.strings import END, escape_candidates, string_step
+from structbench.regular.charsets import ascii_own, bounds_of, json_classes
 
 _DONE = -9  # free_escapes: the escape is finished, the text reads on
+# What an escape may stand for (strings.escape_candidates), as charsets.meets searches it: string mode's tables
+# (a checked string's backslash, a key trie's escaped characters) test many code points against it at once.
+ESCAPABLE_BOUNDS = bounds_of(escape_candidates("\\"))
 
 
 @functools.cache

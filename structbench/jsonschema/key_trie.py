@@ -16,11 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from structbench.jsonschema.free_text import escape_rows, n_escape_states
-from structbench.jsonschema.strings import escape_candidates
-from structbench.regular.charsets import bounds_of, json_classes, meets
-
-_ESCAPABLE = bounds_of(escape_candidates("\\"))  # what an escape may stand for
+from structbench.jsonschema.free_text import ESCAPABLE_BOUNDS, escape_rows, n_escape_states
+from structbench.regular.charsets import json_classes, meets
 
 
 class KeyTrie:
@@ -104,7 +101,7 @@ class KeyTrie:
         if escape_rows(lex, n, self.other, codes):
             # A backslash makes some other key, in the escape's first state, from `other` and wherever no name
             # goes on by a character an escape may stand for (keys._key_step: the key is `other` then).
-            escaped = meets(chars, chars, _ESCAPABLE)
+            escaped = meets(chars, chars, ESCAPABLE_BOUNDS)
             reads = np.ones(n, dtype=bool)
             reads[src[escaped]] = False
             lex[np.flatnonzero(reads), np.flatnonzero(backslash)[0]] = n

@@ -23,6 +23,7 @@ import bisect
 
 import numpy as np
 
+from structbench.jsonschema.free_text import ESCAPABLE_BOUNDS
 from structbench.jsonschema.strings import ANY_CHAR, SIMPLE_ESCAPES, dfa_live_on, escape_candidates
 from structbench.masking import trie_walk
 from structbench.regular.charsets import ascii_own, bounds_of, json_classes, json_plain, meets
@@ -272,7 +273,7 @@ def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray) -> np.ndarray:
     lex[:, codes == _QUOTE] = np.where(accepting, trie_walk.CLOSE, -1)[:, None]
     # The backslash: where no escape could stand for a character the DFA goes on by, refused here (as the
     # checker's string_step refuses it), not in a machine step when a walk meets it.
-    escapable = _live_on(moves, n, _ESCAPABLE_BOUNDS)
+    escapable = _live_on(moves, n, ESCAPABLE_BOUNDS)
     if not ascii_own(codes):
         lex[:, codes == _BACKSLASH] = np.where(escapable, trie_walk.EXIT, -1)[:, None]
         return lex
@@ -291,7 +292,7 @@ def _escape_rows(raw: np.ndarray, unicode: np.ndarray) -> np.ndarray:
     return rows
 
 
-_ESCAPABLE_BOUNDS, _ANY_CHAR_BOUNDS = bounds_of(_ESCAPABLE), bounds_of(ANY_CHAR)
+_ANY_CHAR_BOUNDS = bounds_of(ANY_CHAR)
 _SIMPLE_ESCAPE_CODES = np.array([ord(escape) for escape in SIMPLE_ESCAPES], dtype=np.int64)
 _SIMPLE_ESCAPED_CODES = np.array([ord(char) for char in SIMPLE_ESCAPES.values()], dtype=np.int64)
 
