@@ -1,0 +1,293 @@
+"""An A/B run: two versions of the code walk the same corpus schemas, alternating per schema, and their fresh-answer
+and TBM times are compared, with every mask compared bit for bit.
+
+    python -m structbench.bench.ab A [B] [--every 10] [--strategy lazy] [--vocab llama3] [--out rows.parquet]
+
+A and B are each a git revision of the repository the command runs in (checked out to a temporary worktree, removed
+after) or a directory holding a structbench checkout; B defaults to that repository's working tree, uncommitted
+changes included. So `python -m structbench.bench.ab HEAD` measures what the working tree's changes do.
+
+Why not two fresh sweeps: on a shared host the speed drifts by more than a tuning change's few percent between runs
+minutes apart (issue 12's whole-corpus runs of one code differed by 0.16 in TBM p99). Here each side is its own
+process (structbench.bench.ab_worker) set up once; each schema is walked by both, seconds apart, the first side
+alternating (A first at even schemas), each after a cold start (structbench.masking.cold_start) unless `--kept`.
+The first schema is walked once by both before anything is counted: numba's kernels load, caches fill.
+
+Printed: per metric (fresh answer and compile per schema, TBM per step), A's and B's p50 / p90 / p99 and sum over
+the schemas both walked (outcome ok), B/A of each, the median of the per-schema fresh-answer ratios with a
+bootstrap 95% interval; and the schemas whose outcome, allowed counts or mask bits differ (a speed change should
+have none).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from structbench.errors import SettingsError
+
+SIDES = ("A", "B")
+PERCENTILES = (50, 90, 99)
+_WORKER = Path(__file__).with_name("ab_worker.py")
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], check=False, capture_output=True, text=True)
+    if done.returncode:
+        raise SettingsError(f"git {' '.join(args)} failed in {repo}: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+def is_checkout(path: Path) -> bool:
+    return (path / "structbench" / "__init__.py").is_file()
+
+
+def repository(start: Path) -> Path:
+    """The git repository holding `start` (the folder the command runs in)."""
+    return Path(_git(start, "rev-parse", "--show-toplevel"))
+
+
+def resolve_side(spec: str, repo: Path | None, stack: ExitStack, scratch: Path) -> tuple[Path, str]:
+    """(the checkout a side imports structbench from, its label): a directory holding a checkout as it is, else a
+    git revision checked out to a worktree under `scratch` (removed when `stack` closes)."""
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        if not is_checkout(path):
+            raise SettingsError(f"{spec!r} is a directory but holds no structbench checkout (no structbench/__init__.py)")
+        return path.resolve(), f"{path.resolve()} (working tree)"
+    if repo is None:
+        raise SettingsError(f"{spec!r} is no directory, and the command runs outside a git repository, where it could "
+                            f"be a revision: run it inside the structbench repository")
+    commit = _revision(repo, spec)
+    if commit is None:
+        raise SettingsError(f"{spec!r} is neither a directory nor a revision of {repo}")
+    tree = scratch / f"{commit[:12]}-{len(list(scratch.iterdir()))}"
+    _git(repo, "worktree", "add", "--detach", "--quiet", str(tree), commit)
+    stack.callback(lambda: subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)],
+                                          check=False, capture_output=True))
+    if not is_checkout(tree):
+        raise SettingsError(f"revision {spec} ({commit[:12]}) holds no structbench package")
+    return tree, f"{spec} ({commit[:12]})"
+
+
+def _revision(repo: Path, spec: str) -> str | None:
+    """The commit `spec` names in `repo`, or None."""
+    done = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{spec}^{{commit}}"],
+                          check=False, capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+class Worker:
+    """One side's process (structbench.bench.ab_worker), its stderr kept in a log file named in any error."""
+
+    def __init__(self, name: str, root: Path, config: dict, scratch: Path):
+        self.name, self.log = name, scratch / f"worker-{name}.log"
+        script = scratch / "ab_worker.py"  # a copy outside every checkout: it imports the side's structbench only
+        if not script.exists():
+            shutil.copy(_WORKER, script)
+        self._stderr = open(self.log, "w")
+        self.process = subprocess.Popen([sys.executable, str(script), json.dumps({**config, "root": str(root)})],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+                                        text=True, cwd=scratch)
+
+    def read(self) -> dict:
+        line = self.process.stdout.readline()
+        if not line:
+            self.process.wait()
+            tail = self.log.read_text().strip().splitlines()[-15:]
+            raise RuntimeError(f"side {self.name}'s worker stopped (exit {self.process.returncode}); the end of its "
+                               f"stderr ({self.log}):\n" + "\n".join(tail))
+        return json.loads(line)
+
+    def walk(self, path: Path) -> dict:
+        self.process.stdin.write(json.dumps({"path": str(path)}) + "\n")
+        self.process.stdin.flush()
+        return self.read()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self._stderr.close()
+
+
+def run(files: list[Path], roots: dict[str, Path], config: dict, scratch: Path, progress=None) -> pd.DataFrame:
+    """Both sides' rows over `files` (the first walked once by both before, uncounted): one row per (schema, side)."""
+    workers = {}
+    try:
+        for name in SIDES:
+            workers[name] = Worker(name, roots[name], config, scratch)
+        for worker in workers.values():
+            worker.read()  # ready: vocabulary loaded, its index built
+        for worker in workers.values():
+            worker.walk(files[0])  # numba's kernels loaded, first-call costs paid
+        rows = []
+        for k, path in enumerate(files):
+            for name in (SIDES if k % 2 == 0 else SIDES[::-1]):
+                rows.append({"schema_file": path.name, "order": k, "side": name, **workers[name].walk(path)})
+            if progress is not None:
+                progress(k + 1, len(files))
+        return pd.DataFrame(rows)
+    finally:
+        for worker in workers.values():
+            worker.close()
+
+
+def _step_us(mask_us, advance_us) -> np.ndarray:
+    """A walk's µs per step, its mask plus its advance (as structbench.report.fresh.step_us)."""
+    steps = np.asarray(mask_us, dtype=float).copy()
+    taken = np.asarray(advance_us if advance_us is not None else [], dtype=float)
+    steps[:len(taken)] += taken
+    return steps
+
+
+def differences(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per schema where the sides differ: what differs (outcome, the instance walked, allowed counts, mask bits)."""
+    out = []
+    for name, group in rows.groupby("schema_file", sort=False):
+        a, b = (group[group["side"] == s].iloc[0] for s in SIDES)
+        what = [label for label, column in (("outcome", "outcome"), ("instance", "instance"),
+                                            ("allowed counts", "allowed_counts"), ("mask bits", "masks"))
+                if _plain(a[column]) != _plain(b[column])]
+        if what:
+            out.append({"schema_file": name, "differs": ", ".join(what), "A": a["outcome"], "B": b["outcome"]})
+    return pd.DataFrame(out, columns=["schema_file", "differs", "A", "B"])
+
+
+def _plain(value):
+    return list(value) if isinstance(value, (list, np.ndarray)) else value
+
+
+def summary(rows: pd.DataFrame, seed: int = 0, resamples: int = 2000) -> dict:
+    """The comparison over the schemas both sides walked (outcome ok, the same instance): per metric each side's
+    percentiles and sum and B/A of each (`ratio`); the median per-schema fresh-answer ratio and its bootstrap 95% interval."""
+    ok = rows[rows["outcome"] == "ok"]
+    both = ok.groupby("schema_file").filter(lambda g: len(g) == 2 and g["instance"].nunique() == 1)
+    sides = {s: both[both["side"] == s].set_index("schema_file").sort_index() for s in SIDES}
+    values = {}
+    for s, frame in sides.items():
+        steps = [_step_us(m, a) for m, a in zip(frame["mask_us"], frame["advance_us"])]
+        values[s] = {
+            "fresh answer (ms)": frame["compile_ms"].to_numpy(float) + np.array([x.sum() for x in steps]) / 1000,
+            "compile (ms)": frame["compile_ms"].to_numpy(float),
+            "TTFM (ms)": frame["compile_ms"].to_numpy(float) + np.array([x[0] for x in steps]) / 1000,
+            "TBM (µs)": np.concatenate([x[1:] for x in steps]) if steps else np.array([]),
+        }
+    table = []
+    for metric in values["A"]:
+        a, b = values["A"][metric], values["B"][metric]
+        if not len(a):
+            continue
+        for label, f in [(f"p{q}", (lambda v, q=q: np.percentile(v, q))) for q in PERCENTILES] + [("sum", np.sum)]:
+            table.append({"metric": metric, "stat": label, "A": f(a), "B": f(b), "ratio": f(b) / f(a)})
+    result = {"schemas": rows["schema_file"].nunique(), "walked_by_both": len(sides["A"]),
+              "table": pd.DataFrame(table, columns=["metric", "stat", "A", "B", "ratio"])}
+    if len(sides["A"]):
+        ratio = values["B"]["fresh answer (ms)"] / values["A"]["fresh answer (ms)"]
+        rng = np.random.default_rng(seed)
+        medians = np.median(ratio[rng.integers(0, len(ratio), (resamples, len(ratio)))], axis=1)
+        result["per_schema_median"] = float(np.median(ratio))
+        result["per_schema_interval"] = tuple(float(x) for x in np.percentile(medians, (2.5, 97.5)))
+    return result
+
+
+def report(rows: pd.DataFrame, labels: dict[str, str]) -> str:
+    found = summary(rows)
+    lines = [f"A: {labels['A']}", f"B: {labels['B']}",
+             f"{found['schemas']} schemas, {found['walked_by_both']} walked by both (outcome ok, the same instance)", ""]
+    table = found["table"]
+    if len(table):
+        lines.append("| metric | stat | A | B | B/A |")
+        lines.append("|---|---|---|---|---|")
+        for r in table.itertuples():
+            lines.append(f"| {r.metric} | {r.stat} | {r.A:,.3f} | {r.B:,.3f} | {r.ratio:.3f} |")
+        low, high = found["per_schema_interval"]
+        lines += ["", (f"fresh answer, median of the per-schema B/A: {found['per_schema_median']:.3f} "
+                       f"(bootstrap 95%: {low:.3f}-{high:.3f})")]
+    diff = differences(rows)
+    lines.append("")
+    if diff.empty:
+        lines.append("every schema: the same outcome, allowed counts and mask bits on both sides")
+    else:
+        lines.append(f"{len(diff)} schemas differ:")
+        lines += [f"  {r.schema_file}: {r.differs} (A {r.A}, B {r.B})" for r in diff.head(20).itertuples()]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    from structbench.bench.shared_data import maskbench_dir
+    from structbench.experiments.coverage import corpus_files
+    from structbench.masking import ENGINES
+
+    parser = argparse.ArgumentParser(prog="python -m structbench.bench.ab", description=__doc__.splitlines()[0])
+    parser.add_argument("a", metavar="A", help="a git revision, or a directory holding a structbench checkout")
+    parser.add_argument("b", metavar="B", nargs="?", default=None,
+                        help="the same (default: the repository's working tree, uncommitted changes included)")
+    parser.add_argument("--corpus", default=None, help="a MaskBench-format folder (default: the shared maskbench)")
+    parser.add_argument("--every", type=int, default=10, help="every n-th corpus file, sorted by name (default 10)")
+    parser.add_argument("--offset", type=int, default=0, help="the first file taken (default 0)")
+    parser.add_argument("--limit", type=int, default=None, help="at most this many files")
+    parser.add_argument("--strategy", default="lazy", help="ours or an engine (default lazy)")
+    parser.add_argument("--vocab", default="llama3", help="gpt2, llama3, qwen, or the lesson's toy (default llama3)")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per compile and per walk")
+    parser.add_argument("--kept", action="store_true",
+                        help="no cold start before each schema: kept automata serve later schemas, as in a sweep")
+    parser.add_argument("--out", default=None, help="a Parquet file for the per-(schema, side) rows")
+    args = parser.parse_args(argv)
+    if args.every < 1 or args.offset < 0 or (args.limit is not None and args.limit < 1):
+        parser.error("--every and --limit are at least 1, --offset at least 0")
+    try:
+        corpus = Path(args.corpus) if args.corpus else maskbench_dir()
+        files = corpus_files(corpus)[args.offset::args.every][:args.limit]
+        if not files:
+            parser.error(f"no corpus file selected from {corpus}")
+        try:
+            repo = repository(Path.cwd())
+        except SettingsError:
+            repo = None
+        with ExitStack() as stack:
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="structbench-ab-")))
+            trees = scratch / "trees"
+            trees.mkdir()
+            roots, labels = {}, {}
+            for name, spec in zip(SIDES, (args.a, args.b)):
+                if spec is None:
+                    if repo is None:
+                        parser.error("B defaults to the repository's working tree: run inside it, or name B")
+                    spec = str(repo)
+                roots[name], labels[name] = resolve_side(spec, repo, stack, trees)
+            # The fresh sweep's settings: ours read keys in any order, the engines in schema order
+            config = {"strategy": args.strategy, "vocab": args.vocab, "timeout_s": args.timeout,
+                      "cold_start": not args.kept, "key_order": "schema" if args.strategy in ENGINES else "any",
+                      "whitespace": "lesson"}
+            t0 = time.time()
+
+            def progress(done, total):
+                print(f"\r{done}/{total} schemas, {time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
+
+            rows = run(files, roots, config, scratch, progress)
+            print(file=sys.stderr)
+    except (SettingsError, ValueError, RuntimeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.out:
+        rows.to_parquet(args.out)
+    print(report(rows, labels))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
