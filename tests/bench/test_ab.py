@@ -32,7 +32,8 @@ def _require_git() -> None:
 
 
 def _worktrees() -> str:
-    return subprocess.run(["git", "-C", str(ROOT), "worktree", "list"], check=False, check=False, capture_output=True, text=True).stdout
+    return subprocess.run(["git", "-C", str(ROOT), "worktree", "list"], check=False, capture_output=True,
+                          text=True).stdout
 
 
 def test_a_revision_and_a_checkout_walk_the_same_schemas_alternately(corpus, tmp_path, monkeypatch, capsys):
