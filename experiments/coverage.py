@@ -27,6 +27,8 @@ from pathlib import Path
 
 from structbench.bench.files import read_text_file
 from structbench.bench.referees import UNJUDGED, SchemaReferee
+from structbench.bench.shared_data import ENV_VAR as DATA_VARIABLE
+from structbench.bench.shared_data import maskbench_dir
 from structbench.bench.time_limit import time_limit
 from structbench.errors import (
     CompileTimeout,
@@ -367,9 +369,14 @@ def check_corpus_settings(settings, own_keys=None) -> dict:
     """The keys every corpus experiment reads (corpus_dir, subset, sample, compile_timeout_s), checked, with the
     trial's `files`; `own_keys()` checks the experiment's own keys (after the timeout, before the subset)."""
     corpus_dir = settings.get("corpus_dir")
+    if corpus_dir is None:  # the shared data's corpus, wherever it is (the trial's id names it so: null)
+        corpus_dir = str(maskbench_dir())
+        if not Path(corpus_dir).is_dir():
+            raise SettingsError(f"corpus_dir null is the shared data's maskbench/, and {corpus_dir} is not a directory: "
+                                f"set {DATA_VARIABLE} to the folder holding maskbench/, or corpus_dir=DIR")
     if not isinstance(corpus_dir, str) or not corpus_dir or not Path(corpus_dir).is_dir():
         raise SettingsError(f"corpus_dir {corpus_dir!r} is not a directory (from {os.getcwd()}; set corpus_dir=DIR, "
-                            "or STRUCTBENCH_DATA to the folder holding maskbench/)")
+                            f"or null with {DATA_VARIABLE} set to the folder holding maskbench/)")
     sample = _integer(settings, "sample", None, 1, allow_null=True)
     seconds = settings.get("compile_timeout_s", 10)
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds <= 0:

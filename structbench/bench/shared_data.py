@@ -2,7 +2,8 @@
 
 ``$STRUCTBENCH_DATA`` when it is set (a clone elsewhere, a cluster's shared storage), else ``../shared/data``
 beside the checkout, where the project keeps them. Tests that need them skip, saying so, when they are absent;
-the corpus sweeps read ``corpus_dir``, whose default follows the same variable (``conf/sweep/fresh.yaml``).
+the corpus sweeps read ``corpus_dir``, whose default (null) is :func:`maskbench_dir` (``conf/sweep/fresh.yaml``):
+null in the trial's id, so where the data lives does not change a trial's id or its part file.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ max_attempts) are bounded by limits that name themselves; seeds fit the rows' in
 Python's `re` FutureWarnings never reach stderr; the experiment name is a plain folder name."""
 
 import json
+import shutil
 
 import pytest
 from helpers import one_line_error, run_cli, settings_of
@@ -89,6 +90,26 @@ def test_a_missing_corpus_and_an_unknown_subset_name_what_there_is(compose, tmp_
     settings = Settings.from_dict(settings_of(compose(["+sweep=coverage", f"corpus_dir={corpus}", "subset=Nope"])))
     with pytest.raises(SettingsError, match="choose one of: all, Dates, Ints$"):
         coverage.check_settings(settings)
+
+
+@pytest.mark.parametrize("sweep", ["coverage", "fresh"])
+def test_the_default_corpus_is_the_shared_datas_wherever_it_is(compose, tmp_path, corpus, monkeypatch, sweep):
+    # corpus_dir null: $STRUCTBENCH_DATA/maskbench, and the trial's id is the same whichever folder that is
+    ids = []
+    for data in (tmp_path / "here", tmp_path / "there"):
+        shutil.copytree(corpus, data / "maskbench")
+        monkeypatch.setenv("STRUCTBENCH_DATA", str(data))
+        settings = Settings.from_dict(settings_of(compose([f"+sweep={sweep}", "vocab=toy", "subset=all"])))
+        assert settings["corpus_dir"] is None
+        files = coverage.check_corpus_settings(settings)["files"]
+        assert [p.parent for p in files] == [data / "maskbench"] * 4
+        ids.append(settings.trial_id)
+    assert ids[0] == ids[1]
+    monkeypatch.setenv("STRUCTBENCH_DATA", str(tmp_path / "nowhere"))
+    settings = Settings.from_dict(settings_of(compose([f"+sweep={sweep}", "vocab=toy"])))
+    with pytest.raises(SettingsError, match="corpus_dir null is the shared data's maskbench/, and .*nowhere/maskbench "
+                                            "is not a directory: set STRUCTBENCH_DATA"):
+        coverage.check_corpus_settings(settings)
 
 
 @pytest.mark.parametrize("args,said", [
