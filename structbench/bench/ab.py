@@ -11,6 +11,10 @@ Why not two fresh sweeps: on a shared host the speed drifts by more than a tunin
 minutes apart (issue 12's whole-corpus runs of one code differed by 0.16 in TBM p99). Here each side is its own
 process (structbench.bench.ab_worker) set up once; each schema is walked by both, seconds apart, the first side
 alternating (A first at even schemas), each after a cold start (structbench.masking.cold_start) unless `--kept`.
+Both processes run on one CPU (`--cpu`) with one hash seed: left to the scheduler, where each process ran moved
+A/A runs (one code on both sides) by 1-2% in the per-schema median, with intervals that excluded 1; pinned, two A/A
+runs over 475 schemas measured 0.998 and 0.997, their intervals holding 1. Sums are led by a few slow schemas and
+moved by up to 3% in those runs: read the per-schema median first.
 The first schema is walked once by both before anything is counted: numba's kernels load, caches fill.
 
 Printed: per metric (fresh answer and compile per schema, TBM per step), A's and B's p50 / p90 / p99 and sum over
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -87,6 +92,19 @@ def _revision(repo: Path, spec: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+def pinned_cpu(spec: str) -> int | None:
+    """The CPU `--cpu` names: 'last' (of those this process may use), 'none' (None), or a number among them."""
+    if spec == "none" or not hasattr(os, "sched_getaffinity"):
+        return None
+    allowed = sorted(os.sched_getaffinity(0))
+    if spec == "last":
+        return allowed[-1]
+    if not spec.isdigit() or int(spec) not in allowed:
+        raise ValueError(f"--cpu {spec!r}: give 'last', 'none' or one of the CPUs this process may use: "
+                         f"{', '.join(map(str, allowed))}")
+    return int(spec)
+
+
 class Worker:
     """One side's process (structbench.bench.ab_worker), its stderr kept in a log file named in any error."""
 
@@ -96,9 +114,11 @@ class Worker:
         if not script.exists():
             shutil.copy(_WORKER, script)
         self._stderr = open(self.log, "w")
+        # One hash seed for both sides: a process's seed orders its sets and dicts of strings, so both walk alike
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
         self.process = subprocess.Popen([sys.executable, str(script), json.dumps({**config, "root": str(root)})],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-                                        text=True, cwd=scratch)
+                                        text=True, cwd=scratch, env=env)
 
     def read(self) -> dict:
         line = self.process.stdout.readline()
@@ -124,11 +144,13 @@ class Worker:
         self._stderr.close()
 
 
-def run(files: list[Path], roots: dict[str, Path], config: dict, scratch: Path, progress=None) -> pd.DataFrame:
-    """Both sides' rows over `files` (the first walked once by both before, uncounted): one row per (schema, side)."""
+def run(files: list[Path], roots: dict[str, Path], config: dict, scratch: Path, progress=None,
+        repeat: int = 0) -> pd.DataFrame:
+    """Both sides' rows over `files` (the first walked once by both before, uncounted), by a new pair of processes:
+    one row per (schema, side). `repeat` numbers the pair (its rows' `repeat`); odd pairs start B's process first."""
     workers = {}
     try:
-        for name in SIDES:
+        for name in (SIDES if repeat % 2 == 0 else SIDES[::-1]):
             workers[name] = Worker(name, roots[name], config, scratch)
         for worker in workers.values():
             worker.read()  # ready: vocabulary loaded, its index built
@@ -137,7 +159,8 @@ def run(files: list[Path], roots: dict[str, Path], config: dict, scratch: Path, 
         rows = []
         for k, path in enumerate(files):
             for name in (SIDES if k % 2 == 0 else SIDES[::-1]):
-                rows.append({"schema_file": path.name, "order": k, "side": name, **workers[name].walk(path)})
+                rows.append({"repeat": repeat, "schema_file": path.name, "order": k, "side": name,
+                             **workers[name].walk(path)})
             if progress is not None:
                 progress(k + 1, len(files))
         return pd.DataFrame(rows)
@@ -155,9 +178,10 @@ def _step_us(mask_us, advance_us) -> np.ndarray:
 
 
 def differences(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per schema where the sides differ: what differs (outcome, the instance walked, allowed counts, mask bits)."""
+    """Per schema (and repeat) where the sides differ: what differs (outcome, the instance walked, allowed counts,
+    mask bits)."""
     out = []
-    for name, group in rows.groupby("schema_file", sort=False):
+    for (_, name), group in rows.groupby(["repeat", "schema_file"], sort=False):
         a, b = (group[group["side"] == s].iloc[0] for s in SIDES)
         what = [label for label, column in (("outcome", "outcome"), ("instance", "instance"),
                                             ("allowed counts", "allowed_counts"), ("mask bits", "masks"))
@@ -175,8 +199,8 @@ def summary(rows: pd.DataFrame, seed: int = 0, resamples: int = 2000) -> dict:
     """The comparison over the schemas both sides walked (outcome ok, the same instance): per metric each side's
     percentiles and sum and B/A of each (`ratio`); the median per-schema fresh-answer ratio and its bootstrap 95% interval."""
     ok = rows[rows["outcome"] == "ok"]
-    both = ok.groupby("schema_file").filter(lambda g: len(g) == 2 and g["instance"].nunique() == 1)
-    sides = {s: both[both["side"] == s].set_index("schema_file").sort_index() for s in SIDES}
+    both = ok.groupby(["repeat", "schema_file"]).filter(lambda g: len(g) == 2 and g["instance"].nunique() == 1)
+    sides = {s: both[both["side"] == s].set_index(["repeat", "schema_file"]).sort_index() for s in SIDES}
     values = {}
     for s, frame in sides.items():
         steps = [_step_us(m, a) for m, a in zip(frame["mask_us"], frame["advance_us"])]
@@ -193,7 +217,8 @@ def summary(rows: pd.DataFrame, seed: int = 0, resamples: int = 2000) -> dict:
             continue
         for label, f in [(f"p{q}", (lambda v, q=q: np.percentile(v, q))) for q in PERCENTILES] + [("sum", np.sum)]:
             table.append({"metric": metric, "stat": label, "A": f(a), "B": f(b), "ratio": f(b) / f(a)})
-    result = {"schemas": rows["schema_file"].nunique(), "walked_by_both": len(sides["A"]),
+    result = {"schemas": rows["schema_file"].nunique(), "repeats": rows["repeat"].nunique(),
+              "walked_by_both": sides["A"].index.get_level_values("schema_file").nunique(),
               "table": pd.DataFrame(table, columns=["metric", "stat", "A", "B", "ratio"])}
     if len(sides["A"]):
         ratio = values["B"]["fresh answer (ms)"] / values["A"]["fresh answer (ms)"]
@@ -201,13 +226,16 @@ def summary(rows: pd.DataFrame, seed: int = 0, resamples: int = 2000) -> dict:
         medians = np.median(ratio[rng.integers(0, len(ratio), (resamples, len(ratio)))], axis=1)
         result["per_schema_median"] = float(np.median(ratio))
         result["per_schema_interval"] = tuple(float(x) for x in np.percentile(medians, (2.5, 97.5)))
+        repeats = sides["A"].index.get_level_values("repeat").to_numpy()
+        result["per_repeat_medians"] = [float(np.median(ratio[repeats == r])) for r in sorted(set(repeats.tolist()))]
     return result
 
 
-def report(rows: pd.DataFrame, labels: dict[str, str]) -> str:
+def report(rows: pd.DataFrame, labels: dict[str, str], how: str = "") -> str:
     found = summary(rows)
-    lines = [f"A: {labels['A']}", f"B: {labels['B']}",
-             f"{found['schemas']} schemas, {found['walked_by_both']} walked by both (outcome ok, the same instance)", ""]
+    lines = [f"A: {labels['A']}", f"B: {labels['B']}", *([how] if how else []),
+             f"{found['schemas']} schemas, {found['walked_by_both']} walked by both (outcome ok, the same instance)"
+             + (f", {found['repeats']} repeats" if found["repeats"] > 1 else ""), ""]
     table = found["table"]
     if len(table):
         lines.append("| metric | stat | A | B | B/A |")
@@ -216,7 +244,10 @@ def report(rows: pd.DataFrame, labels: dict[str, str]) -> str:
             lines.append(f"| {r.metric} | {r.stat} | {r.A:,.3f} | {r.B:,.3f} | {r.ratio:.3f} |")
         low, high = found["per_schema_interval"]
         lines += ["", (f"fresh answer, median of the per-schema B/A: {found['per_schema_median']:.3f} "
-                       f"(bootstrap 95%: {low:.3f}-{high:.3f})")]
+                       f"(bootstrap 95% over schemas: {low:.3f}-{high:.3f})")]
+        if len(found["per_repeat_medians"]) > 1:  # the spread between process pairs, which the interval leaves out
+            lines.append("  per repeat (a new pair of processes each): "
+                         + ", ".join(f"{m:.3f}" for m in found["per_repeat_medians"]))
     diff = differences(rows)
     lines.append("")
     if diff.empty:
@@ -245,10 +276,21 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per compile and per walk")
     parser.add_argument("--kept", action="store_true",
                         help="no cold start before each schema: kept automata serve later schemas, as in a sweep")
+    parser.add_argument("--cpu", default="last",
+                        help="the CPU both sides run on, one after the other (default: the last this process may use; "
+                             "'none': not pinned, where the scheduler's placement of each process moved an A/A run's "
+                             "per-schema median by 1-2%%)")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="walk the schemas this many times, each by a new pair of processes (default 1): their "
+                             "per-schema medians show the spread between processes")
     parser.add_argument("--out", default=None, help="a Parquet file for the per-(schema, side) rows")
     args = parser.parse_args(argv)
-    if args.every < 1 or args.offset < 0 or (args.limit is not None and args.limit < 1):
-        parser.error("--every and --limit are at least 1, --offset at least 0")
+    try:
+        cpu = pinned_cpu(args.cpu)
+    except ValueError as e:
+        parser.error(str(e))
+    if args.every < 1 or args.repeats < 1 or args.offset < 0 or (args.limit is not None and args.limit < 1):
+        parser.error("--every, --repeats and --limit are at least 1, --offset at least 0")
     try:
         corpus = Path(args.corpus) if args.corpus else maskbench_dir()
         files = corpus_files(corpus)[args.offset::args.every][:args.limit]
@@ -272,20 +314,23 @@ def main(argv=None) -> int:
             # The fresh sweep's settings: ours read keys in any order, the engines in schema order
             config = {"strategy": args.strategy, "vocab": args.vocab, "timeout_s": args.timeout,
                       "cold_start": not args.kept, "key_order": "schema" if args.strategy in ENGINES else "any",
-                      "whitespace": "lesson"}
+                      "whitespace": "lesson", "cpu": cpu}
             t0 = time.time()
 
             def progress(done, total):
                 print(f"\r{done}/{total} schemas, {time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
 
-            rows = run(files, roots, config, scratch, progress)
+            rows = pd.concat([run(files, roots, config, scratch, progress, repeat) for repeat in range(args.repeats)],
+                             ignore_index=True)
             print(file=sys.stderr)
     except (SettingsError, ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.out:
         rows.to_parquet(args.out)
-    print(report(rows, labels))
+    how = (f"{args.strategy} on {args.vocab}, {'kept work between schemas' if args.kept else 'a cold start before each schema'}, "
+           f"{'not pinned' if cpu is None else f'both sides on CPU {cpu}'}")
+    print(report(rows, labels, how))
     return 0
 
 

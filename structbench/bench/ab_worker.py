@@ -24,6 +24,8 @@ def main(config: dict) -> None:
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # what the code prints goes to stderr
     sys.path.insert(0, config["root"])
+    if config.get("cpu") is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {config["cpu"]})
 
     from pathlib import Path
 

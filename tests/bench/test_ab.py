@@ -41,24 +41,26 @@ def test_a_revision_and_a_checkout_walk_the_same_schemas_alternately(corpus, tmp
     before = _worktrees()
     monkeypatch.chdir(ROOT)
     out = tmp_path / "rows.parquet"
-    code = ab.main(["HEAD", str(ROOT), "--corpus", str(corpus), "--every", "1", "--vocab", "toy", "--out", str(out)])
+    code = ab.main(["HEAD", str(ROOT), "--corpus", str(corpus), "--every", "1", "--vocab", "toy", "--out", str(out),
+                    "--repeats", "2"])
     printed = capsys.readouterr().out
     assert code == 0, printed
     rows = pd.read_parquet(out)
-    assert len(rows) == 6  # 3 schemas x 2 sides, the failure included
-    assert list(rows["side"]) == ["A", "B", "B", "A", "A", "B"]  # the first side alternates
+    assert len(rows) == 12  # 3 schemas x 2 sides x 2 repeats, the failure included
+    assert list(rows["side"]) == ["A", "B", "B", "A", "A", "B"] * 2  # the first side alternates
+    assert list(rows["repeat"]) == [0] * 6 + [1] * 6
     walked = rows[rows["outcome"] == "ok"]
     assert sorted(set(walked["schema_file"])) == ["Toy---age.json", "Toy---name.json"]
     assert (walked["n_masks"] > 2).all()  # every mask of the cold and the warm walk, digested
     assert set(rows.loc[rows["schema_file"] == "Toy---none.json", "outcome"]) == {"no_instance"}
-    assert "2 walked by both" in printed
+    assert "2 walked by both" in printed and "per repeat (a new pair of processes each): " in printed
     assert "every schema: the same outcome, allowed counts and mask bits on both sides" in printed
     assert "HEAD (" in printed and f"{ROOT} (working tree)" in printed
     assert _worktrees() == before  # the revision's worktree is removed
 
 
 def _row(name, side, compile_ms, masks, advances, bits="x", outcome="ok", instance=0):
-    return {"schema_file": name, "side": side, "outcome": outcome, "compile_ms": compile_ms, "mask_us": masks,
+    return {"repeat": 0, "schema_file": name, "side": side, "outcome": outcome, "compile_ms": compile_ms, "mask_us": masks,
             "advance_us": advances, "allowed_counts": [len(masks)], "instance": instance, "masks": bits}
 
 
