@@ -11,10 +11,12 @@ Why not two fresh sweeps: on a shared host the speed drifts by more than a tunin
 minutes apart (issue 12's whole-corpus runs of one code differed by 0.16 in TBM p99). Here each side is its own
 process (structbench.bench.ab_worker) set up once; each schema is walked by both, seconds apart, the first side
 alternating (A first at even schemas), each after a cold start (structbench.masking.cold_start) unless `--kept`.
-Both processes run on one CPU (`--cpu`) with one hash seed: left to the scheduler, where each process ran moved
-A/A runs (one code on both sides) by 1-2% in the per-schema median, with intervals that excluded 1; pinned, two A/A
-runs over 475 schemas measured 0.998 and 0.997, their intervals holding 1. Sums are led by a few slow schemas and
-moved by up to 3% in those runs: read the per-schema median first.
+Both processes run on one CPU (`--cpu`) with one hash seed. A/A runs (one revision on both sides, 475 schemas, 4
+repeats each, 2026-12-03) measure the floor: pinned, the per-schema median 1.001 (0.999-1.003), its repeats
+0.997-1.009; left to the scheduler, 0.993 (0.989-0.998), every repeat 0.991-0.995, and single unpinned runs strayed
+by up to 1.8% with intervals that excluded 1. The interval is over schemas: the spread between process pairs
+(`--repeats`) is the other half of the noise. Sums are led by a few slow schemas and moved by up to 3% between runs:
+read the per-schema median first.
 The first schema is walked once by both before anything is counted: numba's kernels load, caches fill.
 
 Printed: per metric (fresh answer and compile per schema, TBM per step), A's and B's p50 / p90 / p99 and sum over
