@@ -73,6 +73,9 @@ class StringContent:
         self._accepting[list(dfa.accepting)] = True
         self._at = np.full(dfa.n_states, -1, dtype=np.int64)  # per state: its row in _table, -1 not made yet
         self._shapes: dict[tuple, np.ndarray] = {}  # a shape of moves -> its row's template (_row)
+        # Per state: the one next state every plain class leads to (-1: none, or not one), -2 until its shape is
+        # known. A chain cut short (_run) is followed again from its last states: their shapes are not asked anew.
+        self._next = np.full(dfa.n_states, -2, dtype=np.int64)
         self._table = np.empty((8, len(codes)), dtype=np.int32)
         self._made = 0
         self.run = np.full(dfa.n_states, -1, dtype=np.int64)
@@ -132,7 +135,8 @@ class StringContent:
         filled in, so the states of a counter (one shape) cost a lookup each, not a search of every class."""
         if self.whole or self._at[d] >= 0:
             return
-        template, _, targets = self._shape(d)
+        template, one, targets = self._shape(d)
+        self._next[d] = targets[one] if one >= 0 else -1
         self._store([d], template, [targets])
 
     def _shape(self, d: int) -> tuple:
@@ -150,10 +154,15 @@ class StringContent:
 
     def _store(self, ds: list[int], template: np.ndarray, targets: list[list[int]]) -> None:
         """The rows of states `ds` of one template (their targets per state), filled in and stored at once."""
-        rows = np.repeat(template[None, :], len(ds), axis=0)
         into = template >= 0
-        if into.any():
-            rows[:, into] = np.array(targets, dtype=np.int32)[:, template[into]]
+        if len(ds) == 1:  # most calls (a row asked for alone): without the chain's 2-D gather, which costs more
+            rows = template.copy()
+            if targets[0]:
+                rows[into] = np.array(targets[0], dtype=np.int32)[template[into]]
+        else:
+            rows = np.repeat(template[None, :], len(ds), axis=0)
+            if into.any():
+                rows[:, into] = np.array(targets, dtype=np.int32)[:, template[into]]
         end = self._made + len(ds)
         if end > len(self._table):
             self._table = _grown(self._table, max(end, 2 * self._made), trie_walk.UNKNOWN)
@@ -188,19 +197,23 @@ class StringContent:
         chain, seen = [], set()
         e = d
         made: dict[int, tuple] = {}  # id(template) -> (template, the chain's states of it not made, their targets)
+        following = self._next
         while self.run[e] < 0 and e not in seen and len(chain) <= 2 * self.cap + 1:
-            template, one, targets = self._shape(e)  # (not its row: the chain's rows are made at once below)
-            if self._at[e] < 0:
-                group = made.setdefault(id(template), (template, [], []))
-                group[1].append(e)
-                group[2].append(targets)
+            nxt = int(following[e])
+            if nxt == -2:  # its shape (not its row: the chain's rows are made at once below)
+                template, one, targets = self._shape(e)
+                nxt = following[e] = targets[one] if one >= 0 else -1
+                if self._at[e] < 0:
+                    group = made.setdefault(id(template), (template, [], []))
+                    group[1].append(e)
+                    group[2].append(targets)
             chain.append(e)
             seen.add(e)
-            if one < 0:
+            if nxt < 0:
                 self.run[e] = 0
                 chain.pop()
                 break
-            e = targets[one]
+            e = nxt
         else:
             if e in seen:  # back to a state of this chain: plain characters are taken for ever
                 self.run[e] = 1 << 40
