@@ -19,10 +19,10 @@ by up to 1.8% with intervals that excluded 1. The interval is over schemas: the 
 read the per-schema median first.
 The first schema is walked once by both before anything is counted: numba's kernels load, caches fill.
 
-Printed: per metric (fresh answer and compile per schema, TBM per step), A's and B's p50 / p90 / p99 and sum over
-the schemas both walked (outcome ok), B/A of each, the median of the per-schema fresh-answer ratios with a
-bootstrap 95% interval; and the schemas whose outcome, allowed counts or mask bits differ (a speed change should
-have none).
+Printed: per metric of the fresh report (compile, TTFM, fresh answer per schema; TBM and warm step per step), A's
+and B's p50 / p90 / p99 and sum over the schemas both walked (outcome ok), B/A of each, the median of the per-schema
+fresh-answer ratios with a bootstrap 95% interval; and the schemas whose outcome, instance, allowed counts or mask
+bits differ (a speed change should have none).
 """
 
 from __future__ import annotations
@@ -42,9 +42,10 @@ import numpy as np
 import pandas as pd
 
 from structbench.errors import SettingsError
+from structbench.report.fresh import METRICS, PERCENTILES, metric_values
 
 SIDES = ("A", "B")
-PERCENTILES = (50, 90, 99)
+_LABELS = {"compile": "compile", "ttfm": "TTFM", "tbm": "TBM", "fresh": "fresh answer", "warm": "warm step"}
 _WORKER = Path(__file__).with_name("ab_worker.py")
 
 
@@ -171,14 +172,6 @@ def run(files: list[Path], roots: dict[str, Path], config: dict, scratch: Path, 
             worker.close()
 
 
-def _step_us(mask_us, advance_us) -> np.ndarray:
-    """A walk's µs per step, its mask plus its advance (as structbench.report.fresh.step_us)."""
-    steps = np.asarray(mask_us, dtype=float).copy()
-    taken = np.asarray(advance_us if advance_us is not None else [], dtype=float)
-    steps[:len(taken)] += taken
-    return steps
-
-
 def differences(rows: pd.DataFrame) -> pd.DataFrame:
     """Per schema (and repeat) where the sides differ: what differs (outcome, the instance walked, allowed counts,
     mask bits)."""
@@ -203,27 +196,21 @@ def summary(rows: pd.DataFrame, seed: int = 0, resamples: int = 2000) -> dict:
     ok = rows[rows["outcome"] == "ok"]
     both = ok.groupby(["repeat", "schema_file"]).filter(lambda g: len(g) == 2 and g["instance"].nunique() == 1)
     sides = {s: both[both["side"] == s].set_index(["repeat", "schema_file"]).sort_index() for s in SIDES}
-    values = {}
-    for s, frame in sides.items():
-        steps = [_step_us(m, a) for m, a in zip(frame["mask_us"], frame["advance_us"])]
-        values[s] = {
-            "fresh answer (ms)": frame["compile_ms"].to_numpy(float) + np.array([x.sum() for x in steps]) / 1000,
-            "compile (ms)": frame["compile_ms"].to_numpy(float),
-            "TTFM (ms)": frame["compile_ms"].to_numpy(float) + np.array([x[0] for x in steps]) / 1000,
-            "TBM (µs)": np.concatenate([x[1:] for x in steps]) if steps else np.array([]),
-        }
+    # The fresh report's metrics (structbench.report.fresh), per side, over the same schemas in the same order
+    values = {s: metric_values(frame) for s, frame in sides.items()}
     table = []
-    for metric in values["A"]:
+    for metric, unit, _ in METRICS:
         a, b = values["A"][metric], values["B"][metric]
-        if not len(a):
+        if not len(a) or not len(b):
             continue
         for label, f in [(f"p{q}", (lambda v, q=q: np.percentile(v, q))) for q in PERCENTILES] + [("sum", np.sum)]:
-            table.append({"metric": metric, "stat": label, "A": f(a), "B": f(b), "ratio": f(b) / f(a)})
+            table.append({"metric": f"{_LABELS[metric]} ({unit})", "stat": label, "A": f(a), "B": f(b),
+                          "ratio": f(b) / f(a)})
     result = {"schemas": rows["schema_file"].nunique(), "repeats": rows["repeat"].nunique(),
               "walked_by_both": sides["A"].index.get_level_values("schema_file").nunique(),
               "table": pd.DataFrame(table, columns=["metric", "stat", "A", "B", "ratio"])}
     if len(sides["A"]):
-        ratio = values["B"]["fresh answer (ms)"] / values["A"]["fresh answer (ms)"]
+        ratio = values["B"]["fresh"] / values["A"]["fresh"]
         rng = np.random.default_rng(seed)
         medians = np.median(ratio[rng.integers(0, len(ratio), (resamples, len(ratio)))], axis=1)
         result["per_schema_median"] = float(np.median(ratio))

@@ -17,7 +17,8 @@ import json
 import os
 import sys
 
-FIELDS = ("outcome", "outcome_detail", "compile_ms", "mask_us", "advance_us", "allowed_counts", "instance")
+FIELDS = ("outcome", "outcome_detail", "compile_ms", "mask_us", "advance_us", "warm_mask_us", "warm_advance_us",
+          "allowed_counts", "instance")
 
 
 def main(config: dict) -> None:

@@ -61,7 +61,8 @@ def test_a_revision_and_a_checkout_walk_the_same_schemas_alternately(corpus, tmp
 
 def _row(name, side, compile_ms, masks, advances, bits="x", outcome="ok", instance=0):
     return {"repeat": 0, "schema_file": name, "side": side, "outcome": outcome, "compile_ms": compile_ms, "mask_us": masks,
-            "advance_us": advances, "allowed_counts": [len(masks)], "instance": instance, "masks": bits}
+            "advance_us": advances, "warm_mask_us": None, "warm_advance_us": None, "allowed_counts": [len(masks)],
+            "instance": instance, "masks": bits}
 
 
 def test_the_summary_compares_the_schemas_both_walked():
