@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from structbench.regular.charsets import MAX_CODE_POINT, json_classes
+from structbench.jsonschema.strings import ANY_CHAR, SIMPLE_ESCAPES
+from structbench.regular.charsets import MAX_CODE_POINT, ascii_own, bounds_of, json_classes, meets
 from structbench.regular.dfa import next_states
 
 MAX_OTHERS = 4096  # a product with more combinations of DFA states is left to the checker's own steps
@@ -49,6 +50,7 @@ class KeyPatternStates:
         self._radix = self._radix.astype(np.int64) if self.complete else None
         self.other_text = other_text
         self._tables_by_classes: dict[bytes, np.ndarray] = {}
+        self._raw_by_classes: dict[bytes, np.ndarray] = {}  # (escape_moves)
         self._names_tree(sorted(set(names)))
         if self.complete:
             self._find_others(limit)
@@ -82,6 +84,10 @@ class KeyPatternStates:
         self.subtree_end = np.arange(n, dtype=np.int64) + self.size  # per prefix: where its subtree ends
         self.parent = np.array(parent, dtype=np.int64)
         self.chars = np.array(chars, dtype=np.int64)
+        # Per prefix: does it end in a character an escape may stand for (not printable ASCII, or " / \\)? A context
+        # whose dead names end in none has the shared table's escape rows (KeyPatternDFA.overrides).
+        code = self.chars
+        self.escapable_end = (code < 0x20) | (code == 0x22) | (code == 0x2F) | (code == 0x5C) | (code >= 0x7F)
         self._starts = np.array([dfa.start for dfa in self.dfas], dtype=np.int64)
         ks = np.empty((n, len(self.dfas)), dtype=np.int64)
         if n and self.dfas:
@@ -168,6 +174,22 @@ class KeyPatternStates:
         if found is not None:
             return found
         plain, _, _, alone = json_classes(codes)
+        table = self._raw_table(codes, alone).copy()
+        table[:, ~plain] = -1  # (a name's quote, backslash or control character comes escaped only: escape_moves)
+        self._tables_by_classes[key] = table
+        return table
+
+    def escape_moves(self, codes: np.ndarray) -> np.ndarray:
+        """next[d, c] as `table` gives it, where a character of class c comes escaped (the checker decodes an escape
+        and reads its character as any other): the quote, the backslash and control characters move too. Made once
+        per classes, with `table`."""
+        return self._raw_table(codes, json_classes(codes)[3])
+
+    def _raw_table(self, codes: np.ndarray, alone: np.ndarray) -> np.ndarray:
+        key = codes.tobytes()
+        found = self._raw_by_classes.get(key)
+        if found is not None:
+            return found
         if not _sorted_has(codes, self.cuts).all():
             raise ValueError("the boundaries do not cut the characters where the key DFAs' moves do")
         n = len(self.texts)
@@ -183,8 +205,7 @@ class KeyPatternStates:
             if not ((alone[cls] == self.chars[1:]) & (alone[cls + 1] == self.chars[1:] + 1)).all():
                 raise ValueError("the boundaries do not give every character of a property name a class of its own")
             table[self.parent[1:], cls] = np.arange(1, n, dtype=np.int32)  # a name goes on: in the tree
-        table[:, ~plain] = -1  # (a name's quote, backslash or control character comes escaped only: the checker's)
-        self._tables_by_classes[key] = table
+        self._raw_by_classes[key] = table
         return table
 
 
@@ -223,24 +244,71 @@ class KeyPatternDFA:
 
     def string_table(self, codes: np.ndarray, close: int, escape: int) -> np.ndarray:
         """The shared table, as string mode's lex (StringContent.lex) over the classes cut at `codes`: moves to
-        live states, `close` for the quote where the key may end and `escape` for the backslash."""
+        live states, `close` for the quote where the key may end. The backslash at state d leads to row n + d, after
+        the n states' rows, where a simple escape moves by the character it stands for (the checker decodes it and
+        reads it as any other) and `u` is `escape` (the checker reads its hex digits) where some character may come
+        there at all; the backslash is refused where no escape can go on (the checker's `_key_live`), so it costs
+        a machine state only for a `\\u`. Where an escape's letters and characters are not classes of their own, the
+        backslash is `escape` everywhere: the checker reads escapes, and refuses those that kill the key."""
         _, quote, backslash, _ = json_classes(codes)
         table = self.states.table(codes)
         live = np.append(self.live, False)  # (-1, no move, indexes the last: not live)
         lex = np.where(live[table], table, -1).astype(np.int32)
         lex[:, quote] = np.where(self.may_end, close, -1)[:, None]
-        lex[:, backslash] = escape
-        return lex
+        if not ascii_own(codes):
+            lex[:, backslash] = escape
+            return lex
+        ds = np.arange(len(lex))
+        rows, escapable = self._escape_rows(codes, live, ds, escape)
+        lex[:, _BACKSLASH] = np.where(escapable, len(lex) + ds, -1)
+        return np.concatenate([lex, rows])
 
-    def overrides(self, lex: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _escape_rows(self, codes: np.ndarray, live: np.ndarray, ds: np.ndarray, escape: int) -> tuple:
+        """(the rows after a backslash at states ds, whether a backslash may be read there at all), given `live`
+        (per state, and a last False that -1 indexes)."""
+        moves = self.states.escape_moves(codes)[ds]
+        after = np.where(live[moves], moves, -1)  # the state after each character, escaped (-1: refused)
+        rows = np.full(after.shape, -1, dtype=np.int32)
+        rows[:, _SIMPLE_ESCAPE_CODES] = after[:, _SIMPLE_ESCAPED_CODES]
+        # \u may stand for any character but printable ASCII (strings.ANY_CHAR): the key goes on by one of those
+        his = np.append(codes[1:] - 1, MAX_CODE_POINT)
+        by_code = (after[:, meets(codes, his, _ANY_CHAR_BOUNDS)] >= 0).any(axis=1)
+        rows[:, _U] = np.where(by_code, escape, -1)
+        return rows, by_code | (after[:, _ESCAPED_PRINTABLE] >= 0).any(axis=1)
+
+    def overrides(self, lex: np.ndarray, codes: np.ndarray, escape: int) -> tuple[np.ndarray, np.ndarray]:
         """(states, their rows): where this context's rows differ from the shared table `lex` (the shared DFA's
-        string_table): a live state's moves to name prefixes dead here, refused."""
+        string_table over `codes`): a live state's moves to name prefixes dead here, refused; and where the
+        table has escape rows, the backslash's and its escape row's (row n + d) the same way."""
         dead = self.shared.live & ~self.live
         parents = np.zeros(len(self.live) + 1, dtype=bool)  # (at p + 1: the root's parent, -1, at 0)
-        parents[self.states.parent[np.flatnonzero(dead)] + 1] = True  # (marked, not sorted and made unique)
+        dead_ids = np.flatnonzero(dead)
+        parents[self.states.parent[dead_ids] + 1] = True  # (marked, not sorted and made unique)
         ds = np.flatnonzero(parents[1:] & self.live)
         rows = lex[ds].copy()
-        hit = rows >= 0  # a move to a state (string mode's marks are negative), refused where that state is dead
-        hit[hit] = dead[rows[hit]]
+        n = len(self.live)
+        hit = (rows >= 0) & (rows < n)  # a move to a state (string mode's marks are negative, the backslash's escape
+        hit[hit] = dead[rows[hit]]  # row is n + d), refused where that state is dead
         rows[hit] = -1
-        return ds, rows
+        if len(lex) == n:  # no escape rows: the checker reads the backslash
+            return ds, rows
+        # Escape rows (and the backslash) differ only where a dead prefix's last character may come escaped: at its
+        # parent (most names are printable ASCII without a quote, a slash or a backslash: none differ)
+        ends = dead_ids[self.states.escapable_end[dead_ids]]
+        if not len(ends):
+            return ds, rows
+        es = np.unique(self.states.parent[ends])
+        es = es[es >= 0]
+        es = es[self.live[es]]  # (as ds: the live parents)
+        if not len(es):
+            return ds, rows
+        escape_rows, escapable = self._escape_rows(codes, np.append(self.live, False), es, escape)
+        rows[np.searchsorted(ds, es), _BACKSLASH] = np.where(escapable, n + es, -1)
+        return np.concatenate([ds, n + es]), np.concatenate([rows, escape_rows])
+
+
+_BACKSLASH, _U = ord("\\"), ord("u")
+_SIMPLE_ESCAPE_CODES = np.array([ord(escape) for escape in SIMPLE_ESCAPES], dtype=np.int64)
+_SIMPLE_ESCAPED_CODES = np.array([ord(char) for char in SIMPLE_ESCAPES.values()], dtype=np.int64)
+_ESCAPED_PRINTABLE = np.array([ord(char) for char in '"/\\'], dtype=np.int64)  # what else an escape may stand for
+_ANY_CHAR_BOUNDS = bounds_of(ANY_CHAR)

@@ -525,7 +525,7 @@ class StringRows:
         shared = getattr(dfa, "shared", None)
         if shared is not None:
             content, first, _ = self._dfa(shared)
-            ds, rows = dfa.overrides(content.lex)
+            ds, rows = dfa.overrides(content.lex, np.asarray(self.boundaries, dtype=np.int64), trie_walk.EXIT)
             at = self._stack(rows, np.zeros(len(ds), dtype=np.int64), np.zeros(len(ds), dtype=bool))  # (claims nothing)
             self.loops[at:at + len(ds)] = self.loops[first + ds]  # (a refused move was no loop)
             own = (ds, np.arange(at, at + len(ds)), dict(zip(ds.tolist(), range(at, at + len(ds)))))

@@ -559,6 +559,64 @@ def test_a_checked_strings_escape_rows_are_the_checkers_steps(schema, escapes):
     assert bool(escaped) == escapes  # (a date's characters are printable ASCII, which no escape may stand for)
 
 
+@pytest.mark.parametrize("schema, used", [
+    # strict: names with a slash, a quote, a newline and a non-ASCII character, each of which may come escaped
+    ({"type": "object", "additionalProperties": False, "properties": {
+        "a/b": {"type": "null"}, 'a"c': {"type": "null"}, "a\nd": {"type": "null"}, "aé": {"type": "null"},
+        "ab": {"type": "null"}, "x/y": {"type": "null"}}}, ["a/b", 'a"c', "aé", "a\nd"]),  # then "a" takes no escape
+    # pattern keys: the patterns' characters may come escaped too (\u00e9 for é, \/ for /)
+    ({"type": "object", "additionalProperties": False, "properties": {"k/1": {"type": "null"}},
+      "patternProperties": {"^k[/é0-9]*$": {"type": "null"}, "^z\\t$": {"type": "null"}}}, ["k/1", "k/"]),
+])
+def test_a_checked_keys_escape_rows_are_the_checkers_steps(schema, used):
+    """A key checked by the product of its names and key DFAs (key_patterns) reads its simple escapes in its table
+    as a checked string does: a backslash at state d leads to row n + d, each simple escape moves by the character
+    it stands for, `u` is the checker's (EXIT), the rest refused, and the backslash is refused where no escape can
+    go on. So in every context of the object (each with its own rows where a used name's prefixes are dead), each
+    escape is read where the checker's own steps read it."""
+    from structbench.masking import string_mode
+
+    checker = SchemaChecker(schema, "any", "compact")
+    bounds = machine_boundaries(checker.special_chars())
+    rows = string_mode.StringRows(bounds, lambda: 16, None, None, None)
+    prefix, contexts = "{", 0
+    for name in [None] + used:
+        if name is not None:
+            prefix += json.dumps(name) + ":null,"
+        inside = checker.feed(checker.start(), prefix + '"')
+        dfa, _ = checker.string_content(inside)
+        assert type(dfa).__name__ == "KeyPatternDFA", prefix
+        n = dfa.content_states
+        base = rows.row(dfa, inside, 0)
+        lex = rows.lex[rows.lex_row[base:base + 2 * n]]
+        assert lex.shape[0] == 2 * n
+        cls = {ch: int(np.searchsorted(bounds, ord(ch), side="right") - 1) for ch in '\\"/nbtuxe0123456789kabdz'}
+        escaped = 0
+        for d in range(n):
+            at = checker.with_string_state(inside, d)
+            if lex[d, cls["\\"]] == -1:
+                assert checker.step(at, "\\") is None, (prefix, d)
+                continue
+            assert lex[d, cls["\\"]] == n + d and checker.step(at, "\\") is not None, (prefix, d)
+            escaped += 1
+            for escape in ["\\n", '\\"', "\\\\", "\\/", "\\b", "\\t", "\\x", "\\u00e9", "\\u0"]:
+                row, state = d, at
+                for ch in escape:
+                    state = checker.step(state, ch)
+                    row = int(lex[row, cls[ch]])
+                    if row == trie_walk.EXIT:  # the `u`: the checker's from here (its row's exit)
+                        assert ch == "u" and state is not None, (prefix, d, escape)
+                        break
+                    assert (row >= 0) == (state is not None), (prefix, d, escape, ch)
+                    if row < 0:
+                        break
+                if 0 <= row < n:  # finished: back in the key, where the checker is
+                    assert state == checker.with_string_state(inside, row), (prefix, d, escape)
+        assert escaped, prefix
+        contexts += 1
+    assert contexts == len(used) + 1
+
+
 @pytest.mark.parametrize("name", ["maxLength", "pattern", "format", "searched", "keys"])
 def test_whole_string_tables_are_the_rows_built_one_by_one(name):
     """String mode's tables built whole at once (one vectorised pass; a key's from its name tree) are the rows
