@@ -87,7 +87,7 @@ class KeyPatternStates:
         # Per prefix: does it end in a character an escape may stand for (not printable ASCII, or " / \\)? A context
         # whose dead names end in none has the shared table's escape rows (KeyPatternDFA.overrides).
         code = self.chars
-        self.escapable_end = (code < 0x20) | (code == 0x22) | (code == 0x2F) | (code == 0x5C) | (code >= 0x7F)
+        self.escapable_end = (code >= 0) & ((code < 0x20) | (code == 0x22) | (code == 0x2F) | (code == 0x5C) | (code >= 0x7F))
         self._starts = np.array([dfa.start for dfa in self.dfas], dtype=np.int64)
         ks = np.empty((n, len(self.dfas)), dtype=np.int64)
         if n and self.dfas:
@@ -257,6 +257,11 @@ class KeyPatternDFA:
         lex[:, quote] = np.where(self.may_end, close, -1)[:, None]
         if not ascii_own(codes):
             lex[:, backslash] = escape
+            return lex
+        if not self.states.dfas and not self.states.escapable_end.any():
+            # Names alone (no other key may come), none holding a character an escape may stand for: no escape
+            # goes on anywhere (most strict objects), so no escape rows either
+            lex[:, backslash] = -1
             return lex
         ds = np.arange(len(lex))
         rows, escapable = self._escape_rows(codes, live, ds, escape)

@@ -559,21 +559,25 @@ def test_a_checked_strings_escape_rows_are_the_checkers_steps(schema, escapes):
     assert bool(escaped) == escapes  # (a date's characters are printable ASCII, which no escape may stand for)
 
 
-@pytest.mark.parametrize("schema, used", [
+@pytest.mark.parametrize("schema, used, escapes", [
     # strict: names with a slash, a quote, a newline and a non-ASCII character, each of which may come escaped
     ({"type": "object", "additionalProperties": False, "properties": {
         "a/b": {"type": "null"}, 'a"c': {"type": "null"}, "a\nd": {"type": "null"}, "aé": {"type": "null"},
-        "ab": {"type": "null"}, "x/y": {"type": "null"}}}, ["a/b", 'a"c', "aé", "a\nd"]),  # then "a" takes no escape
+        "ab": {"type": "null"}, "x/y": {"type": "null"}}}, ["a/b", 'a"c', "aé", "a\nd"], True),  # then "a" takes none
     # pattern keys: the patterns' characters may come escaped too (\u00e9 for é, \/ for /)
     ({"type": "object", "additionalProperties": False, "properties": {"k/1": {"type": "null"}},
-      "patternProperties": {"^k[/é0-9]*$": {"type": "null"}, "^z\\t$": {"type": "null"}}}, ["k/1", "k/"]),
+      "patternProperties": {"^k[/é0-9]*$": {"type": "null"}, "^z\\t$": {"type": "null"}}}, ["k/1", "k/"], True),
+    # strict, names of printable ASCII without a quote, a slash or a backslash: no escape goes on, no escape rows
+    ({"type": "object", "additionalProperties": False, "properties": {"alpha": {"type": "null"},
+                                                                      "beta": {"type": "null"}}}, ["beta"], False),
 ])
-def test_a_checked_keys_escape_rows_are_the_checkers_steps(schema, used):
+def test_a_checked_keys_escape_rows_are_the_checkers_steps(schema, used, escapes):
     """A key checked by the product of its names and key DFAs (key_patterns) reads its simple escapes in its table
     as a checked string does: a backslash at state d leads to row n + d, each simple escape moves by the character
     it stands for, `u` is the checker's (EXIT), the rest refused, and the backslash is refused where no escape can
     go on. So in every context of the object (each with its own rows where a used name's prefixes are dead), each
-    escape is read where the checker's own steps read it."""
+    escape is read where the checker's own steps read it. Names alone, none holding a character an escape may stand
+    for, take no escape anywhere: no escape rows."""
     from structbench.masking import string_mode
 
     checker = SchemaChecker(schema, "any", "compact")
@@ -588,8 +592,9 @@ def test_a_checked_keys_escape_rows_are_the_checkers_steps(schema, used):
         assert type(dfa).__name__ == "KeyPatternDFA", prefix
         n = dfa.content_states
         base = rows.row(dfa, inside, 0)
-        lex = rows.lex[rows.lex_row[base:base + 2 * n]]
-        assert lex.shape[0] == 2 * n
+        n_rows = rows.content(dfa).n_rows
+        assert n_rows == (2 * n if escapes else n)
+        lex = rows.lex[rows.lex_row[base:base + n_rows]]
         cls = {ch: int(np.searchsorted(bounds, ord(ch), side="right") - 1) for ch in '\\"/nbtuxe0123456789kabdz'}
         escaped = 0
         for d in range(n):
@@ -612,7 +617,7 @@ def test_a_checked_keys_escape_rows_are_the_checkers_steps(schema, used):
                         break
                 if 0 <= row < n:  # finished: back in the key, where the checker is
                     assert state == checker.with_string_state(inside, row), (prefix, d, escape)
-        assert escaped, prefix
+        assert bool(escaped) == escapes, prefix
         contexts += 1
     assert contexts == len(used) + 1
 
