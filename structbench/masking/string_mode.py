@@ -279,7 +279,8 @@ def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray) -> np.ndarray:
     backslash at d."""
     n = dfa.n_states
     moves = moves_array(dfa)  # (the backslash's test below reads them too)
-    raw = next_states(dfa, codes, moves).astype(np.int32)
+    raw = trie_walk.moves_table(moves, n, codes) if trie_walk.compiled() else next_states(dfa, codes, moves).astype(
+        np.int32)
     lex = np.where(plain, raw, np.int32(-1))
     accepting = np.zeros(n, dtype=bool)
     accepting[np.fromiter(dfa.accepting, dtype=np.int64, count=len(dfa.accepting))] = True
@@ -321,9 +322,17 @@ def _live_on(moves: np.ndarray, n: int, bounds: tuple[np.ndarray, np.ndarray]) -
 def _plain_runs(lex: np.ndarray, plain: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
     """(run, total) for every state at once (_run_lengths, _reads_every_plain_run), from one look at the plain
     classes' moves."""
-    rows = lex[:, plain]
-    if not rows.shape[1]:
+    cols = np.flatnonzero(plain)
+    if not len(cols):
         return np.zeros(len(lex), dtype=np.int64), np.ones(len(lex), dtype=bool)
+    if trie_walk.compiled():  # the same in one compiled call: a table built inside a walk meets cold caches, where
+        return trie_walk.plain_runs(np.ascontiguousarray(lex, dtype=np.int32), cols, int(cap))  # each NumPy call
+    return _plain_runs_vectorised(lex, plain, cap)  # costs several times its work
+
+
+def _plain_runs_vectorised(lex: np.ndarray, plain: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """_plain_runs without numba: a few vectorised passes (plain holds some class)."""
+    rows = lex[:, plain]
     first = rows[:, 0]
     one = (rows == first[:, None]).all(axis=1)  # every plain class to one next state (or all refused)
     return _run_lengths(first, one, cap), _reads_every_plain_run(rows, first, one, cap)

@@ -298,6 +298,110 @@ def _loops_back(trans, i):
     return False
 
 
+def _moves_table(moves, codes, out):
+    """out[s, k] = t for every move (s, lo, hi, t) of `moves` (regular.dfa.moves_array) and every code codes[k] in
+    lo..hi (regular.dfa.next_states, compiled: a table built inside a walk meets cold caches, where a NumPy call
+    costs several times its work)."""
+    n_codes = codes.shape[0]
+    for m in range(moves.shape[0]):
+        k = np.searchsorted(codes, moves[m, 1])
+        hi, s, t = moves[m, 2], moves[m, 0], moves[m, 3]
+        while k < n_codes and codes[k] <= hi:
+            out[s, k] = t
+            k += 1
+
+
+def _plain_runs(lex, plain_cols, cap, run, total):
+    """string_mode._plain_runs compiled (its _run_lengths and _reads_every_plain_run, which say what each computes),
+    into run and total; plain_cols (the plain classes) is not empty."""
+    n, n_plain = lex.shape[0], plain_cols.shape[0]
+    first = np.empty(n, np.int64)
+    bad = np.zeros(n, np.bool_)
+    any_bad, all_bad = False, True
+    for d in range(n):
+        f = lex[d, plain_cols[0]]
+        one = True
+        for k in range(n_plain):
+            v = lex[d, plain_cols[k]]
+            if v != f:
+                one = False
+            if v < 0:
+                bad[d] = True
+        first[d] = f
+        run[d] = -1 if one and f >= 0 else 0  # -1: a chain goes on from d, its length found below
+        any_bad |= bad[d]
+        all_bad &= bad[d]
+    # Runs: along each chain (every plain class to one next state) to its first state that is not one, capped above
+    # cap; a chain that comes back on itself is a loop, for ever.
+    on_path = np.zeros(n, np.bool_)
+    path = np.empty(n, np.int64)
+    for d in range(n):
+        if run[d] >= 0:
+            continue
+        m, e = 0, d
+        while run[e] < 0 and not on_path[e]:
+            on_path[e] = True
+            path[m] = e
+            m += 1
+            e = first[e]
+        t = cap + 1 if run[e] < 0 else run[e]
+        for j in range(m - 1, -1, -1):
+            if t <= cap:
+                t += 1
+            run[path[j]] = t
+            on_path[path[j]] = False
+    if cap <= 1 or all_bad or not any_bad:
+        for d in range(n):
+            total[d] = not bad[d]
+        return
+    # Reads every plain run: no run of fewer than cap plain characters reaches a state that refuses one; backwards,
+    # breadth first from those states along the plain moves reversed, cap - 1 levels
+    count = np.zeros(n + 1, np.int64)
+    for d in range(n):
+        last = -1
+        for k in range(n_plain):
+            v = lex[d, plain_cols[k]]
+            if v >= 0 and v != last:
+                count[v + 1] += 1
+                last = v
+    for d in range(n):
+        count[d + 1] += count[d]
+    into = np.empty(count[n], np.int64)
+    fill = count[:n].copy()
+    for d in range(n):
+        last = -1
+        for k in range(n_plain):
+            v = lex[d, plain_cols[k]]
+            if v >= 0 and v != last:
+                into[fill[v]] = d
+                fill[v] += 1
+                last = v
+    seen = bad.copy()
+    frontier = np.empty(n, np.int64)
+    found = np.empty(n, np.int64)
+    n_front = 0
+    for d in range(n):
+        if bad[d]:
+            frontier[n_front] = d
+            n_front += 1
+    for _ in range(cap - 1):
+        n_found = 0
+        for j in range(n_front):
+            e = frontier[j]
+            for k in range(count[e], count[e + 1]):
+                d = into[k]
+                if not seen[d]:
+                    seen[d] = True
+                    found[n_found] = d
+                    n_found += 1
+        if n_found == 0:
+            break
+        frontier, found = found, frontier
+        n_front = n_found
+    for d in range(n):
+        total[d] = not seen[d]
+
+
 class _Kernels(NamedTuple):
     walk: object  # the walk (_walk), which allows the covered ranges' tokens and the duplicates at its last round
     classes_below: object
@@ -306,6 +410,8 @@ class _Kernels(NamedTuple):
     next_kept: object  # the two skips of plain siblings: _next_kept over _exit_skips' or the plain subtrees
     exit_skips: object
     loops_back: object  # a row's test for a loop (a call costs a tenth of NumPy's `in` on a row)
+    moves_table: object  # string mode's tables (string_mode._dfa_lex_table, _plain_runs), compiled
+    plain_runs: object
 
 
 @cache
@@ -317,13 +423,28 @@ def _kernels() -> _Kernels:
         return njit(cache=True, nogil=True)(f)
 
     return _Kernels(jit(_walk), jit(_classes_below), jit(_class_runs), jit(_non_ascii_below), jit(_next_kept),
-                    jit(_exit_skips), jit(_loops_back))
+                    jit(_exit_skips), jit(_loops_back), jit(_moves_table), jit(_plain_runs))
 
 
 @cache
 def compiled() -> bool:
     """Whether the compiled walk is available (numba installed)."""
     return importlib.util.find_spec("numba") is not None
+
+
+def moves_table(moves: np.ndarray, n_states: int, codes: np.ndarray) -> np.ndarray:
+    """regular.dfa.next_states (int32), compiled: `moves` is the DFA's moves_array, codes its classes' starts."""
+    out = np.full((n_states, len(codes)), -1, dtype=np.int32)
+    _kernels().moves_table(moves, np.asarray(codes, dtype=np.int64), out)
+    return out
+
+
+def plain_runs(lex: np.ndarray, plain_cols: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """string_mode._plain_runs, compiled: (run, total) of a string table, plain_cols its plain classes (not none)."""
+    run = np.empty(len(lex), dtype=np.int64)
+    total = np.empty(len(lex), dtype=bool)
+    _kernels().plain_runs(lex, plain_cols, cap, run, total)
+    return run, total
 
 
 def classes_below(parent: np.ndarray, node_classes: np.ndarray, n_words: int) -> tuple[np.ndarray, np.ndarray]:
@@ -441,6 +562,9 @@ def warm_up() -> None:
     kernels.next_kept(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, bool), one32.copy())
     kernels.exit_skips(np.full(1, -1, dtype=np.int64), one.copy())
     kernels.loops_back(np.full((1, 1), -1, dtype=np.int32), 0)
+    kernels.moves_table(np.zeros((1, 4), np.int64), np.zeros(1, np.int64), np.full((1, 1), -1, dtype=np.int32))
+    kernels.plain_runs(np.full((1, 1), -1, dtype=np.int32), np.zeros(1, np.int64), 3, np.zeros(1, np.int64),
+                       np.zeros(1, bool))
 
 
 def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray, skip_plain: bool = False,

@@ -813,6 +813,43 @@ def test_every_plain_run_is_read_where_no_short_run_reaches_a_refusal(table_and_
     assert string_mode._plain_runs(lex, plain, cap)[1].tolist() == want
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 14).flatmap(lambda n: st.tuples(
+    st.lists(st.lists(st.integers(-1, n - 1), min_size=4, max_size=4), min_size=n, max_size=n),
+    st.lists(st.booleans(), min_size=4, max_size=4), st.integers(0, 9))))
+def test_compiled_string_table_runs_are_the_vectorised_ones(table_plain_cap):
+    """string_mode._plain_runs compiled (trie_walk.plain_runs) gives the vectorised passes' run and total, on random
+    tables (chains, loops, refusals), plain classes and depths."""
+    from structbench.masking import string_mode
+
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    rows, plain, cap = table_plain_cap
+    lex, plain = np.array(rows, dtype=np.int32), np.array(plain)
+    if not plain.any():
+        plain[0] = True
+    run, total = trie_walk.plain_runs(lex, np.flatnonzero(plain), cap)
+    want_run, want_total = string_mode._plain_runs_vectorised(lex, plain, cap)
+    assert run.tolist() == want_run.tolist() and total.tolist() == want_total.tolist()
+
+
+@pytest.mark.parametrize("pattern", ["^[a-z0-9_-]{1,20}$", "^(https?|ftp)://[^ ]+$", "[a-f0-9]{24}", "^é+[^\\x00-\\x1f]*$",
+                                     "^\\d{4}-\\d{2}-\\d{2}$", "^[\\u0100-\\uffff]{2,3}x$"])
+def test_compiled_moves_table_is_next_states(pattern):
+    """A DFA's moves over a class partition, compiled (trie_walk.moves_table), are regular.dfa.next_states: over the
+    checker's partition, one with non-ASCII cuts and a coarse one."""
+    from structbench.regular.dfa import compile_pattern, moves_array, next_states
+
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    dfa = compile_pattern(pattern)
+    for codes in (machine_boundaries(), machine_boundaries({"é", "\u0100", "\uffff"}),
+                  np.array([0, 48, 58, 97, 123, 0x100], dtype=np.int64)):
+        codes = np.asarray(codes, dtype=np.int64)
+        want = next_states(dfa, codes).astype(np.int32)
+        assert np.array_equal(trie_walk.moves_table(moves_array(dfa), dfa.n_states, codes), want), pattern
+
+
 def test_a_big_strict_objects_keys_are_read_in_string_mode(vocab):
     """An object of 1,000 properties and no other keys (5,000 name prefixes) reads its keys by one name table
     (key_patterns with no DFA; only combinations of DFA states are capped), and a mask inside a key is
