@@ -34,6 +34,7 @@ from structbench.masking.tabled import (
     steps_taken,
     vocab_codes,
 )
+from structbench.masking.token_index import unicode_escape_prefixes
 
 _BUSY = 64  # pending nodes on one state in one round that make its whole row worth computing
 _WHOLE_ROWS = 1 << 18  # a pattern's DFA with up to this many (state, class) cells is tabled whole at compile time
@@ -66,7 +67,7 @@ class TrieDense(LazyDense):
         self._content: dict[int, tuple | None] = {}  # per state: (its string's DFA, DFA state), or None
         self._hinted: set[int] = set()  # states whose hints are applied to their rows (_apply_hints)
         self._strings = StringRows(boundaries, *map(_weakly, (self._trie_depth, self._escaped_at, self._closed_at,
-                                                              self._ended_at)))
+                                                              self._ended_at)), unicode_escape_prefixes(vocab))
         self.compiled = trie_walk.compiled()
         self._walk_setup: tuple | None = None  # what every mask's walk starts from (_set_up_walks)
         self._ws_twin_of = getattr(machine, "ws_twin", None)

@@ -20,6 +20,7 @@ so a walk enters string mode wherever it meets one, not only where it starts.
 from __future__ import annotations
 
 import bisect
+import functools
 
 import numpy as np
 
@@ -45,7 +46,9 @@ class StringContent:
     a table for all would be tens of megabytes). A key's DFA (structbench.jsonschema.key_trie.KeyTrie) builds its
     own table."""
 
-    def __init__(self, dfa, boundaries: np.ndarray, cap: int):
+    def __init__(self, dfa, boundaries: np.ndarray, cap: int, unicode_escapes: tuple[str, ...] | None = None):
+        """unicode_escapes: the hex digits the vocabulary's tokens hold after a `\\u` (unicode_escape_prefixes), read
+        in the table where its escapes are rows (None: the `u` is left to the checker)."""
         self.dfa, self.cap = dfa, cap  # run lengths are followed up to the deepest token: no walk needs more
         # The DFA states that are the string's content (a machine state each); free text's DFA (a key's, a free
         # string's) may have more after them, which read an escape (structbench.jsonschema.free_text): no machine
@@ -60,7 +63,7 @@ class StringContent:
         self._codes = codes
         self._plain, self._quote, self._backslash, _ = json_classes(codes)
         self._touched: list[int] = []  # states whose row or run was made since `touched` was last asked
-        tables = _whole_tables(dfa, codes, self._plain, cap)
+        tables = _whole_tables(dfa, codes, self._plain, cap, unicode_escapes)
         self.whole = tables is not None
         if self.whole:
             self._table, self.run, self.total, self.loops = tables
@@ -234,12 +237,12 @@ _WHOLE_CELLS = 1 << 18  # a DFA's table up to this many cells is built whole at 
 _KEPT_PARTITIONS = 8  # a DFA keeps its tables for this many class partitions (and caps), the least recent let go
 
 
-def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
+def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int, unicode_escapes: tuple[str, ...] | None = None):
     """(lex, run, total, loops) for every state of `dfa` at once, kept on it per class partition; None where its
     table would be too big to build whole (then rows are built as the walk meets them). total[d]: from d, every run
     of plain characters as long as a token is read (a walk starting there allows every plain token at once:
     TokenTrie.plain_tokens); loops: `_loop_bits`."""
-    key = (codes.tobytes(), cap)
+    key = (codes.tobytes(), cap, unicode_escapes)
     kept = dfa.__dict__.setdefault("_string_mode_tables", {})
     found = kept.pop(key, None)
     if found is not None:
@@ -253,7 +256,7 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int):
         lex = dfa.string_table(codes, trie_walk.CLOSE, trie_walk.EXIT)
         found = (lex, *_plain_runs(lex, plain, cap))
     elif dfa.n_states * len(codes) <= _WHOLE_CELLS:
-        lex = _dfa_lex_table(dfa, codes, plain)
+        lex = _dfa_lex_table(dfa, codes, plain, unicode_escapes)
         found = (lex, *_plain_runs(lex, plain, cap))
     else:
         return None
@@ -272,11 +275,11 @@ def _loop_bits(lex: np.ndarray) -> np.ndarray | None:
     return trie_walk.bool_bits_rows(looping, (lex.shape[1] + 63) // 64) if looping.any() else None
 
 
-def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray) -> np.ndarray:
+def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray, unicode_escapes: tuple[str, ...] | None = None) -> np.ndarray:
     """StringContent's table for a DFA, every state at once (regular.dfa.next_states: a class is one character for
     the DFA, its moves are cut at class boundaries). Where every ASCII character is a class of its own, its simple
     escapes are rows too (_escape_rows): n more rows after the DFA's n states, row n + d the state after a
-    backslash at d."""
+    backslash at d; and where `unicode_escapes` are given, the `\\u` escapes tokens hold (_unicode_rows) after them."""
     n = dfa.n_states
     moves = moves_array(dfa)  # (the backslash's test below reads them too)
     raw = trie_walk.moves_table(moves, n, codes) if trie_walk.compiled() else next_states(dfa, codes, moves).astype(
@@ -292,7 +295,63 @@ def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray) -> np.ndarray:
         lex[:, codes == _BACKSLASH] = np.where(escapable, trie_walk.EXIT, -1)[:, None]
         return lex
     lex[:, _BACKSLASH] = np.where(escapable, n + np.arange(n), -1)
-    return np.concatenate([lex, _escape_rows(raw, _live_on(moves, n, _ANY_CHAR_BOUNDS))])
+    by_code = _live_on(moves, n, _ANY_CHAR_BOUNDS)  # where a `\\u` escape may go on at all
+    escapes = _escape_rows(raw, by_code)
+    if unicode_escapes is None or not by_code.any():  # (None: the `u` is the checker's; no state: it is refused)
+        return np.concatenate([lex, escapes])
+    u_column, unicode = _unicode_rows(moves, n, unicode_escapes, by_code, 2 * n, len(codes))
+    escapes[:, ord("u")] = u_column
+    return np.concatenate([lex, escapes, unicode])
+
+
+def _unicode_rows(moves: np.ndarray, n: int, prefixes: tuple[str, ...], by_code: np.ndarray, first: int,
+                  n_classes: int) -> tuple:
+    """(the `u` column of the escape rows, the rows after `\\u` and each hex prefix tokens hold, placed from row
+    `first`). No token holds a whole escape (unicode_escape_prefixes), so a token read past a `\\u` ends inside it,
+    allowed where the DFA at d goes on by some character the escape may still stand for (the checker's string_step:
+    strings.escape_candidates, which leave out lone surrogates and printable ASCII). That is all a state's rows say,
+    so states that say the same (most: one or two groups a DFA) share them: one row per group and prefix, never
+    back into the DFA's states, where each hex digit leads to its longer prefix (its case alike), if live, and
+    anything else is refused."""
+    k = len(prefixes)
+    live = np.zeros((n, k), dtype=bool)  # per state and prefix: may the escape go on? (by_code: the empty prefix's)
+    for j, p in enumerate(prefixes):
+        bounds = _escape_bounds("u" + p)
+        if not p:
+            live[:, j] = by_code
+        elif len(bounds[0]):  # (none: a lone low surrogate's digits)
+            live[:, j] = _live_on(moves, n, bounds) & by_code
+    groups, group_of = np.unique(live @ (1 << np.arange(k, dtype=np.int64)), return_inverse=True)
+    longer = _prefix_moves(prefixes, n_classes)  # per prefix and class: the longer prefix, -1 none
+    to = np.where(longer >= 0, longer, 0)
+    rows = np.full((len(groups) * k, n_classes), -1, dtype=np.int32)
+    for g, code in enumerate(groups.tolist()):
+        says = (code >> np.arange(k)) & 1 == 1
+        live_to = (longer >= 0) & says[to] & says[:, None]  # (a prefix the group refuses has no row pointed at)
+        rows[g * k:(g + 1) * k] = np.where(live_to, first + g * k + to, -1)
+    return np.where(by_code, first + group_of.reshape(-1) * k + prefixes.index(""), -1).astype(np.int32), rows
+
+
+@functools.cache
+def _escape_bounds(esc: str) -> tuple[np.ndarray, np.ndarray]:
+    """What a partly read escape may still stand for, as `meets` searches it (a function of the escape alone)."""
+    return bounds_of(escape_candidates(esc))
+
+
+@functools.cache
+def _prefix_moves(prefixes: tuple[str, ...], n_classes: int) -> np.ndarray:
+    """Per prefix (of hex digits after a `\\u`) and ASCII class: the index of the prefix one more hex digit makes, -1
+    where tokens hold none."""
+    index = {p: j for j, p in enumerate(prefixes)}
+    out = np.full((len(prefixes), n_classes), -1, dtype=np.int64)
+    for j, p in enumerate(prefixes):
+        for h in _HEX_DIGITS:
+            out[j, ord(h)] = index.get(p + h.lower(), -1)
+    out.flags.writeable = False
+    return out
+
+
+_HEX_DIGITS = "0123456789abcdefABCDEF"
 
 
 def _escape_rows(raw: np.ndarray, unicode: np.ndarray) -> np.ndarray:
@@ -416,8 +475,9 @@ class StringRows:
     resolve(stack, d), close(stack, d, closing character), end(stack, d): those machine states for a string's DFA
     state d (end: a number's, at a state its DFA accepts), its stack given at d=0."""
 
-    def __init__(self, boundaries: np.ndarray, depth, resolve, close, end):
+    def __init__(self, boundaries: np.ndarray, depth, resolve, close, end, unicode_escapes: tuple[str, ...] | None = None):
         self.boundaries, self._depth, self._resolve, self._close, self._end = boundaries, depth, resolve, close, end
+        self._unicode_escapes = unicode_escapes  # (StringContent's: the vocabulary's unicode_escape_prefixes)
         codes = boundaries.astype(np.int64)
         self.plain = trie_walk.class_bits(np.flatnonzero(json_plain(codes)), (len(codes) + 63) // 64)
         self.lex = np.full((32, len(codes)), -1, dtype=np.int32)
@@ -541,7 +601,7 @@ class StringRows:
             found = self._dfas[id(dfa)] = (content, first, own)
             self._kept.append(dfa)  # its id stays its own
             return found
-        content = StringContent(dfa, self.boundaries, self._depth())
+        content = StringContent(dfa, self.boundaries, self._depth(), self._unicode_escapes)
         if content.whole:
             first = self._stack(content.lex, content.run, content.total)
             if content.loops is not None:  # (rows there start with none: a grown array's fill)

@@ -33,7 +33,7 @@ from structbench.masking import trie_walk
 from structbench.masking.bitmask import pack_bits, unpack_bits
 from structbench.masking.protocol import Machine, PatternMachine, WorkCounter
 from structbench.masking.shared_masks import token_reach
-from structbench.masking.token_index import TokenIndex, token_index
+from structbench.masking.token_index import TokenIndex, token_index, unicode_escape_prefixes
 from structbench.masking.trie_walk import UNKNOWN
 from structbench.regular import DFA, MAX_CODE_POINT
 
@@ -777,11 +777,13 @@ def vocab_codes(vocab: Vocabulary) -> VocabCodes:
 
 def index_vocabulary(vocab: Vocabulary) -> None:
     """The per-vocabulary setup every schema shares: the character codes, the prefix tree, the texts tokens hold
-    around a key (shared_masks.token_reach), free text's escape DFA (free_text.free_escapes), and the index over
+    around a key (shared_masks.token_reach) and after a `\\u` (token_index.unicode_escape_prefixes), free text's
+    escape DFA (free_text.free_escapes), and the index over
     the classes of a schema that names no non-ASCII character (the speed and fresh experiments do it untimed, as
     an engine's tokenizer setup)."""
     index = token_index(vocab_codes(vocab), machine_boundaries())
     token_reach(vocab)
+    unicode_escape_prefixes(vocab)
     free_escapes()  # free text's escape as a DFA: the string syntax alone, the same for every schema
     if trie_walk.compiled():
         trie_walk.walk_constants(index)  # the index's arrays and the walk's buffers, built now, untimed

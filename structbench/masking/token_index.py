@@ -203,3 +203,34 @@ def token_index(vc, boundaries: np.ndarray) -> TokenIndex:
     else:
         cache.move_to_end(key)
     return index
+
+
+def unicode_escape_prefixes(vocab) -> tuple[str, ...] | None:
+    """The hex digits tokens hold after a `\\u` (lower case, every prefix of each, the empty one first), kept on the
+    vocabulary: a string's `\\u` escapes are read in its table as far as tokens go (string_mode._unicode_rows).
+    None where some token holds four (it could finish an escape, and what follows is the checker's to read): then
+    the `u` is left to the checker. Llama 3 and Qwen hold '', 'b', 'c', 'd', 'f', 'ff'; GPT-2 holds no `\\u`."""
+    found = vocab.__dict__.get("_unicode_escape_prefixes", False)
+    if found is False:
+        prefixes = {""}
+        for i, text in enumerate(vocab.tokens):
+            if not text or i == vocab.eos_id:
+                continue
+            at = text.find("\\u")
+            while at >= 0:
+                digits = 0
+                while digits < 4 and at + 2 + digits < len(text) and text[at + 2 + digits] in _HEX:
+                    digits += 1
+                if digits == 4:
+                    prefixes = None
+                    break
+                prefixes.update(text[at + 2:at + 2 + k].lower() for k in range(1, digits + 1))
+                at = text.find("\\u", at + 1)
+            if prefixes is None:
+                break
+        found = vocab.__dict__["_unicode_escape_prefixes"] = (
+            None if prefixes is None else tuple(sorted(prefixes, key=lambda p: (len(p), p))))
+    return found
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")

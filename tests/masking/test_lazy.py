@@ -559,6 +559,43 @@ def test_a_checked_strings_escape_rows_are_the_checkers_steps(schema, escapes):
     assert bool(escaped) == escapes  # (a date's characters are printable ASCII, which no escape may stand for)
 
 
+@pytest.mark.parametrize("schema", [
+    {"type": "string", "maxLength": 3}, {"type": "string", "pattern": "^[a-z\u00e9\u4e00-\u9fff]+$"},
+    {"type": "string", "pattern": "^x.*$"}, {"enum": ["\u00e9t\u00e9", "a\u0001b", "\U0001f600!", "plain"]},
+    {"type": "string", "format": "date"}])
+def test_a_checked_strings_unicode_escapes_are_read_as_far_as_tokens_go(schema):
+    """Where the vocabulary's tokens hold at most three hex digits after a `\\u` (token_index.unicode_escape_prefixes),
+    a checked string's table reads those escapes too: rows after `\\u` and each prefix, shared by the DFA states
+    that allow the same, where a token ends allowed exactly where the checker's own steps are not refused (lone
+    surrogates and printable ASCII left out, a high surrogate standing for its pairs), and never back in the DFA."""
+    from structbench.masking import string_mode
+
+    prefixes = ("", "0", "c", "d", "f", "00", "0e", "d8", "dc", "ff", "00e", "d83")
+    checker = SchemaChecker(schema, "any", "lesson")
+    bounds = machine_boundaries(checker.special_chars())
+    inside = checker.feed(checker.start(), '"')
+    dfa, _ = checker.string_content(inside)
+    content = string_mode.StringContent(dfa, bounds, 16, prefixes)
+    n, lex = content.content_states, content.lex
+    assert content.whole and lex.shape[0] == content.n_rows >= 2 * n
+    cls = {ch: int(np.searchsorted(bounds, ord(ch), side="right") - 1) for ch in "\\u0123456789abcdefABCDEFxg"}
+    texts = ["\\u"] + ["\\u" + p for p in prefixes[1:]] + ["\\uFF", "\\uD8", "\\u0E", "\\u0x", "\\ufg", "\\uC"]
+    read = 0
+    for d in range(n):
+        at = checker.with_string_state(inside, d)
+        for text in texts:
+            row, state = d, at
+            for ch in text:
+                state = checker.step(state, ch)
+                row = int(lex[row, cls[ch]]) if row >= 0 else -1
+                assert row != trie_walk.EXIT, (d, text)
+                assert (row >= 0) == (state is not None), (d, text, ch)
+                assert row < 0 or row >= n, (d, text)  # never back in the DFA's states: no token finishes one
+            read += state is not None
+    assert bool(read) == ("format" not in schema)  # (a date's characters are printable ASCII: no escape for them)
+    assert (content.n_rows > 2 * n) == bool(read)  # (and no rows for them)
+
+
 @pytest.mark.parametrize("schema, used, escapes", [
     # strict: names with a slash, a quote, a newline and a non-ASCII character, each of which may come escaped
     ({"type": "object", "additionalProperties": False, "properties": {
@@ -958,8 +995,8 @@ def test_a_dfa_keeps_its_tables_for_a_few_partitions_the_least_recent_let_go():
         string_mode.StringContent(dfa, shared, 40)  # used again: the most recent
         kept = dfa.__dict__["_string_mode_tables"]
         assert len(kept) <= string_mode._KEPT_PARTITIONS
-        assert (shared.astype(np.int64).tobytes(), 40) in kept
-    assert (machine_boundaries({chr(0x4E00)}).astype(np.int64).tobytes(), 40) not in kept
+        assert (shared.astype(np.int64).tobytes(), 40, None) in kept
+    assert (machine_boundaries({chr(0x4E00)}).astype(np.int64).tobytes(), 40, None) not in kept
 
 
 NUMBER_SCHEMAS = [({"type": "integer"}, "json"), ({"type": "number"}, "json"), ({"type": "number"}, "lesson"),
