@@ -14,6 +14,8 @@ only where a move leads to a prefix dead in it: the parents of the names used so
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from structbench.jsonschema.strings import ANY_CHAR, SIMPLE_ESCAPES
@@ -45,9 +47,11 @@ class KeyPatternStates:
         self._tables = [np.vstack([next_states(dfa, self.cuts), np.full(len(self.cuts), -1, dtype=np.int64)])
                         for dfa in self.dfas]
         sizes = [dfa.n_states + 1 for dfa in self.dfas]
-        self._radix = np.cumprod([1] + sizes, dtype=np.float64)[:-1]
-        self.complete = bool(np.prod(sizes, dtype=np.float64) < 2.0 ** 62)  # combinations coded as one int64
-        self._radix = self._radix.astype(np.int64) if self.complete else None
+        radix = [1]  # (in Python's integers: exact, and on a few numbers NumPy's calls cost more than the work)
+        for size in sizes[:-1]:
+            radix.append(radix[-1] * size)
+        self.complete = math.prod(sizes) < 2 ** 62  # combinations coded as one int64
+        self._radix = np.array(radix[:len(sizes)], dtype=np.int64) if self.complete else None
         self.other_text = other_text
         self._tables_by_classes: dict[bytes, np.ndarray] = {}
         self._raw_by_classes: dict[bytes, np.ndarray] = {}  # (escape_moves)
@@ -190,16 +194,19 @@ class KeyPatternStates:
         found = self._raw_by_classes.get(key)
         if found is not None:
             return found
-        if not _sorted_has(codes, self.cuts).all():
-            raise ValueError("the boundaries do not cut the characters where the key DFAs' moves do")
         n = len(self.texts)
-        ks = self.ks_array
-        combos = self._codes(self._steps(ks)).reshape(len(ks), -1)
-        per_part = np.searchsorted(self._other_codes, combos)
-        if not _sorted_has(self._other_codes, combos).all():
-            raise AssertionError("a key's combinations of DFA states were not all found")  # (the search is closed)
-        per_part += n
-        table = per_part[:, np.searchsorted(self.cuts, codes, side="right") - 1].astype(np.int32)
+        if not self.dfas:  # names alone: a character no name continues makes the one other combination
+            table = np.full((self.n_states, len(codes)), n, dtype=np.int32)
+        else:
+            if not _sorted_has(codes, self.cuts).all():
+                raise ValueError("the boundaries do not cut the characters where the key DFAs' moves do")
+            ks = self.ks_array
+            combos = self._codes(self._steps(ks)).reshape(len(ks), -1)
+            per_part = np.searchsorted(self._other_codes, combos)
+            if not _sorted_has(self._other_codes, combos).all():
+                raise AssertionError("a key's combinations of DFA states were not all found")  # (the search is closed)
+            per_part += n
+            table = per_part[:, np.searchsorted(self.cuts, codes, side="right") - 1].astype(np.int32)
         if n > 1:
             cls = np.searchsorted(codes, self.chars[1:], side="right") - 1
             if not ((alone[cls] == self.chars[1:]) & (alone[cls + 1] == self.chars[1:] + 1)).all():
