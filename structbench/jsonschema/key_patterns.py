@@ -91,7 +91,8 @@ class KeyPatternStates:
         # Per prefix: does it end in a character an escape may stand for (not printable ASCII, or " / \\)? A context
         # whose dead names end in none has the shared table's escape rows (KeyPatternDFA.overrides).
         code = self.chars
-        self.escapable_end = (code >= 0) & ((code < 0x20) | (code == 0x22) | (code == 0x2F) | (code == 0x5C) | (code >= 0x7F))
+        self.escapable_end = (code >= 0) & ((code < 0x20) | (code == 0x22) | (code == 0x2F) | (code == 0x5C)
+                                            | (code >= 0x7F))
         self._starts = np.array([dfa.start for dfa in self.dfas], dtype=np.int64)
         ks = np.empty((n, len(self.dfas)), dtype=np.int64)
         if n and self.dfas:

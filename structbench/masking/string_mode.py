@@ -275,7 +275,8 @@ def _loop_bits(lex: np.ndarray) -> np.ndarray | None:
     return trie_walk.bool_bits_rows(looping, (lex.shape[1] + 63) // 64) if looping.any() else None
 
 
-def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray, unicode_escapes: tuple[str, ...] | None = None) -> np.ndarray:
+def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray,
+                   unicode_escapes: tuple[str, ...] | None = None) -> np.ndarray:
     """StringContent's table for a DFA, every state at once (regular.dfa.next_states: a class is one character for
     the DFA, its moves are cut at class boundaries). Where every ASCII character is a class of its own, its simple
     escapes are rows too (_escape_rows): n more rows after the DFA's n states, row n + d the state after a
@@ -475,7 +476,8 @@ class StringRows:
     resolve(stack, d), close(stack, d, closing character), end(stack, d): those machine states for a string's DFA
     state d (end: a number's, at a state its DFA accepts), its stack given at d=0."""
 
-    def __init__(self, boundaries: np.ndarray, depth, resolve, close, end, unicode_escapes: tuple[str, ...] | None = None):
+    def __init__(self, boundaries: np.ndarray, depth, resolve, close, end,
+                 unicode_escapes: tuple[str, ...] | None = None):
         self.boundaries, self._depth, self._resolve, self._close, self._end = boundaries, depth, resolve, close, end
         self._unicode_escapes = unicode_escapes  # (StringContent's: the vocabulary's unicode_escape_prefixes)
         codes = boundaries.astype(np.int64)
