@@ -14,13 +14,14 @@ import functools
 
 import numpy as np
 
-from structbench.jsonschema.strings import END, escape_candidates, string_step
+from structbench.jsonschema.strings import END, SIMPLE_ESCAPES, escape_candidates, string_step
 from structbench.regular.charsets import ascii_own, bounds_of, json_classes
 
 _DONE = -9  # free_escapes: the escape is finished, the text reads on
 # What an escape may stand for (strings.escape_candidates), as charsets.meets searches it: string mode's tables
 # (a checked string's backslash, a key trie's escaped characters) test many code points against it at once.
 ESCAPABLE_BOUNDS = bounds_of(escape_candidates("\\"))
+ANY_CHAR_BOUNDS = bounds_of(escape_candidates("u"))  # what a `\\u` escape may stand for (strings.ANY_CHAR)
 
 
 @functools.cache
@@ -43,6 +44,22 @@ def free_escapes() -> tuple[np.ndarray, tuple[str, ...]]:
                     states.append(got.esc)
         moves.append(row)
     return np.array(moves, dtype=np.int32), tuple(states)
+
+
+def checked_escape_rows(after: np.ndarray, by_code: np.ndarray, escape: int) -> np.ndarray:
+    """The rows after a backslash where the text is checked (a checked string's DFA, a key checked by its names and
+    key DFAs), every ASCII character a class of its own (class c is character c): `after[d, c]` is where state d
+    goes by the character of class c, so a simple escape moves as the character it stands for (`\\n` as a newline),
+    as the checker's string_step does; `u` is `escape` (the checker reads its hex digits) where `by_code` (the state
+    goes on by a character a `\\u` may stand for), and anything else is refused."""
+    rows = np.full(after.shape, -1, dtype=np.int32)
+    rows[:, _SIMPLE_ESCAPE_CODES] = after[:, _SIMPLE_ESCAPED_CODES]
+    rows[:, ord("u")] = np.where(by_code, escape, -1)
+    return rows
+
+
+_SIMPLE_ESCAPE_CODES = np.array([ord(escape) for escape in SIMPLE_ESCAPES], dtype=np.int64)
+_SIMPLE_ESCAPED_CODES = np.array([ord(char) for char in SIMPLE_ESCAPES.values()], dtype=np.int64)
 
 
 def n_escape_states() -> int:

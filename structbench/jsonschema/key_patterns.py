@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
-from structbench.jsonschema.strings import ANY_CHAR, SIMPLE_ESCAPES
-from structbench.regular.charsets import MAX_CODE_POINT, ascii_own, bounds_of, json_classes, meets
+from structbench.jsonschema.free_text import ANY_CHAR_BOUNDS, ESCAPABLE_BOUNDS, checked_escape_rows
+from structbench.regular.charsets import MAX_CODE_POINT, ascii_own, json_classes, meets
 from structbench.regular.dfa import next_states
 
 MAX_OTHERS = 4096  # a product with more combinations of DFA states is left to the checker's own steps
@@ -88,11 +88,9 @@ class KeyPatternStates:
         self.subtree_end = np.arange(n, dtype=np.int64) + self.size  # per prefix: where its subtree ends
         self.parent = np.array(parent, dtype=np.int64)
         self.chars = np.array(chars, dtype=np.int64)
-        # Per prefix: does it end in a character an escape may stand for (not printable ASCII, or " / \\)? A context
-        # whose dead names end in none has the shared table's escape rows (KeyPatternDFA.overrides).
-        code = self.chars
-        self.escapable_end = (code >= 0) & ((code < 0x20) | (code == 0x22) | (code == 0x2F) | (code == 0x5C)
-                                            | (code >= 0x7F))
+        # Per prefix: does it end in a character an escape may stand for (as key_trie asks)? A context whose dead
+        # names end in none has the shared table's escape rows (KeyPatternDFA.overrides). (The root's is -1: no.)
+        self.escapable_end = (self.chars >= 0) & meets(self.chars, self.chars, ESCAPABLE_BOUNDS)
         self._starts = np.array([dfa.start for dfa in self.dfas], dtype=np.int64)
         ks = np.empty((n, len(self.dfas)), dtype=np.int64)
         if n and self.dfas:
@@ -281,13 +279,10 @@ class KeyPatternDFA:
         (per state, and a last False that -1 indexes)."""
         moves = self.states.escape_moves(codes)[ds]
         after = np.where(live[moves], moves, -1)  # the state after each character, escaped (-1: refused)
-        rows = np.full(after.shape, -1, dtype=np.int32)
-        rows[:, _SIMPLE_ESCAPE_CODES] = after[:, _SIMPLE_ESCAPED_CODES]
         # \u may stand for any character but printable ASCII (strings.ANY_CHAR): the key goes on by one of those
         his = np.append(codes[1:] - 1, MAX_CODE_POINT)
-        by_code = (after[:, meets(codes, his, _ANY_CHAR_BOUNDS)] >= 0).any(axis=1)
-        rows[:, _U] = np.where(by_code, escape, -1)
-        return rows, by_code | (after[:, _ESCAPED_PRINTABLE] >= 0).any(axis=1)
+        by_code = (after[:, meets(codes, his, ANY_CHAR_BOUNDS)] >= 0).any(axis=1)
+        return checked_escape_rows(after, by_code, escape), by_code | (after[:, _ESCAPED_PRINTABLE] >= 0).any(axis=1)
 
     def overrides(self, lex: np.ndarray, codes: np.ndarray, escape: int) -> tuple[np.ndarray, np.ndarray]:
         """(states, their rows): where this context's rows differ from the shared table `lex` (the shared DFA's
@@ -320,8 +315,5 @@ class KeyPatternDFA:
         return np.concatenate([ds, n + es]), np.concatenate([rows, escape_rows])
 
 
-_BACKSLASH, _U = ord("\\"), ord("u")
-_SIMPLE_ESCAPE_CODES = np.array([ord(escape) for escape in SIMPLE_ESCAPES], dtype=np.int64)
-_SIMPLE_ESCAPED_CODES = np.array([ord(char) for char in SIMPLE_ESCAPES.values()], dtype=np.int64)
+_BACKSLASH = ord("\\")
 _ESCAPED_PRINTABLE = np.array([ord(char) for char in '"/\\'], dtype=np.int64)  # what else an escape may stand for
-_ANY_CHAR_BOUNDS = bounds_of(ANY_CHAR)

@@ -24,8 +24,8 @@ import functools
 
 import numpy as np
 
-from structbench.jsonschema.free_text import ESCAPABLE_BOUNDS
-from structbench.jsonschema.strings import ANY_CHAR, SIMPLE_ESCAPES, dfa_live_on, escape_candidates
+from structbench.jsonschema.free_text import ANY_CHAR_BOUNDS, ESCAPABLE_BOUNDS, checked_escape_rows
+from structbench.jsonschema.strings import dfa_live_on, escape_candidates
 from structbench.masking import trie_walk
 from structbench.regular.charsets import ascii_own, bounds_of, json_classes, json_plain, meets
 from structbench.regular.dfa import move_shape, moves_array, next_states
@@ -67,7 +67,7 @@ class StringContent:
         self.whole = tables is not None
         if self.whole:
             self._table, self.run, self.total, self.loops = tables
-            self.n_rows = len(self._table)  # (a checked string's escapes are rows after its states: _escape_rows)
+            self.n_rows = len(self._table)  # (a checked string's escapes are rows after its states: _dfa_lex_table)
             return
         self.n_rows = dfa.n_states
         self.total = np.zeros(dfa.n_states, dtype=bool)  # not known: never claimed
@@ -279,8 +279,9 @@ def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray,
                    unicode_escapes: tuple[str, ...] | None = None) -> np.ndarray:
     """StringContent's table for a DFA, every state at once (regular.dfa.next_states: a class is one character for
     the DFA, its moves are cut at class boundaries). Where every ASCII character is a class of its own, its simple
-    escapes are rows too (_escape_rows): n more rows after the DFA's n states, row n + d the state after a
-    backslash at d; and where `unicode_escapes` are given, the `\\u` escapes tokens hold (_unicode_rows) after them."""
+    escapes are rows too (free_text.checked_escape_rows): n more rows after the DFA's n states, row n + d the state
+    after a backslash at d; and where `unicode_escapes` are given, the `\\u` escapes tokens hold (_unicode_rows)
+    after them."""
     n = dfa.n_states
     moves = moves_array(dfa)  # (the backslash's test below reads them too)
     raw = trie_walk.moves_table(moves, n, codes) if trie_walk.compiled() else next_states(dfa, codes, moves).astype(
@@ -296,8 +297,8 @@ def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray,
         lex[:, codes == _BACKSLASH] = np.where(escapable, trie_walk.EXIT, -1)[:, None]
         return lex
     lex[:, _BACKSLASH] = np.where(escapable, n + np.arange(n), -1)
-    by_code = _live_on(moves, n, _ANY_CHAR_BOUNDS)  # where a `\\u` escape may go on at all
-    escapes = _escape_rows(raw, by_code)
+    by_code = _live_on(moves, n, ANY_CHAR_BOUNDS)  # where a `\\u` escape may go on at all
+    escapes = checked_escape_rows(raw, by_code, trie_walk.EXIT)
     if unicode_escapes is None or not by_code.any():  # (None: the `u` is the checker's; no state: it is refused)
         return np.concatenate([lex, escapes])
     u_column, unicode = _unicode_rows(moves, n, unicode_escapes, by_code, 2 * n, len(codes))
@@ -321,7 +322,7 @@ def _unicode_rows(moves: np.ndarray, n: int, prefixes: tuple[str, ...], by_code:
         if not p:
             live[:, j] = by_code
         elif len(bounds[0]):  # (none: a lone low surrogate's digits)
-            live[:, j] = _live_on(moves, n, bounds) & by_code
+            live[:, j] = _live_on(moves, n, bounds)  # (within by_code's: every such escape is a \\u)
     groups, group_of = np.unique(live @ (1 << np.arange(k, dtype=np.int64)), return_inverse=True)
     longer = _prefix_moves(prefixes, n_classes)  # per prefix and class: the longer prefix, -1 none
     to = np.where(longer >= 0, longer, 0)
@@ -353,22 +354,6 @@ def _prefix_moves(prefixes: tuple[str, ...], n_classes: int) -> np.ndarray:
 
 
 _HEX_DIGITS = "0123456789abcdefABCDEF"
-
-
-def _escape_rows(raw: np.ndarray, unicode: np.ndarray) -> np.ndarray:
-    """The rows after a backslash at each DFA state d (every ASCII character a class of its own: class c is
-    character c): a simple escape moves the DFA by the character it stands for (`\\n` as a newline: `raw`, the
-    DFA's moves on every class), as the checker's string_step does; `u` is the machine's to read (EXIT: its hex
-    digits may stand for any character, `unicode`: where the DFA goes on by one), anything else is refused."""
-    rows = np.full(raw.shape, -1, dtype=np.int32)
-    rows[:, _SIMPLE_ESCAPE_CODES] = raw[:, _SIMPLE_ESCAPED_CODES]
-    rows[:, ord("u")] = np.where(unicode, trie_walk.EXIT, -1)
-    return rows
-
-
-_ANY_CHAR_BOUNDS = bounds_of(ANY_CHAR)
-_SIMPLE_ESCAPE_CODES = np.array([ord(escape) for escape in SIMPLE_ESCAPES], dtype=np.int64)
-_SIMPLE_ESCAPED_CODES = np.array([ord(char) for char in SIMPLE_ESCAPES.values()], dtype=np.int64)
 
 
 def _live_on(moves: np.ndarray, n: int, bounds: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -571,7 +556,7 @@ class StringRows:
         for r in rows:
             content, _, stack, _ = self._owner(r)
             d, n = r - int(self.base[r]), content.content_states
-            # A DFA state's backslash, or in a checked string's escape row (_escape_rows) the `u` after it
+            # A DFA state's backslash, or in a checked string's escape row (_dfa_lex_table) the `u` after it
             self.exits[r] = self._resolve(stack, d) if d < n else self._resolve(stack, d - n, "u")
 
     def closes_for(self, rows: list[int]) -> None:
