@@ -298,7 +298,7 @@ class KeyPatternDFA:
         hit = (rows >= 0) & (rows < n)  # a move to a state (string mode's marks are negative, the backslash's escape
         hit[hit] = dead[rows[hit]]  # row is n + d), refused where that state is dead
         rows[hit] = -1
-        if len(lex) == n:  # no escape rows: the checker reads the backslash
+        if len(lex) == n:  # no escape rows: the backslash is the checker's, or refused in every context
             return ds, rows
         # Escape rows (and the backslash) differ only where a dead prefix's last character may come escaped: at its
         # parent (most names are printable ASCII without a quote, a slash or a backslash: none differ)
