@@ -22,6 +22,11 @@ The third is a key's own text and object node, and the used keys after an object
 text on and closes it as one of the closings, and after a comma opens it as one of the texts tokens that start
 with a quote write (`front_texts`, `front_keys`), so only what those make of the names tells keys apart
 (the checker's `_names_as_read`, `KeyTexts.as_far_as`); 19% fewer masks over 475 corpus schemas.
+
+The fourth is whether an object may close, read from its key or after its comma: a token reaches its closing
+bracket from there only after a quote, a colon and a value (`TokenReach.member_pops`), so a key before the last
+required key is written and one after it share a mask (the checker's `_closing_unread`; 2% fewer masks built over
+434 corpus schemas, 4% of their time).
 """
 
 from __future__ import annotations

@@ -248,6 +248,27 @@ def test_keys_of_one_object_node_share_masks_where_no_token_reaches_below(vocab)
         assert same_key == same_mask == alike, inner
 
 
+def test_in_a_key_whether_the_object_may_close_counts_only_where_a_token_reaches_its_bracket(vocab):  # noqa: F811
+    """In a key, and after an object's comma, whether the object may close is told apart only where some token
+    reads from there to its closing bracket (a quote, a colon, then the bracket: member_pops). With no such token
+    (Llama 3), a key before the last required one and a key after it have one mask key and one mask; after a
+    value, where `}` is read at once, two."""
+    require_llama3(vocab)
+    checker = SchemaChecker({"type": "object", "required": ["id", "name"], "properties": {
+        "id": {"type": "integer"}, "name": {"type": "string"}, "note": {"type": "string"}}}, "any", "lesson")
+    dense = LazyDense(checker, machine_boundaries(checker.special_chars()), vocab)
+    reach = token_reach(vocab)
+    pops = TokenReach(reach.openings, reach.closings, reach.opening_keys, True, reach.front_keys, reach.front_texts,
+                      reach.value_tails, reach.opening_texts)
+    for inner, alike in (('"no', True), ('"', True), ('', True), ('"note": "x"', False)):
+        before, after = (_after(checker, '{' + used + ', ' + inner) for used in ('"id": 1', '"id": 1, "name": "a"'))
+        one, two = dense.id_of(before), dense.id_of(after)
+        same_key = checker.mask_key(before, reach) == checker.mask_key(after, reach)
+        same_mask = np.array_equal(dense.mask(one)[0], dense.mask(two)[0])
+        assert same_key == same_mask == alike, inner
+        assert checker.mask_key(before, pops) != checker.mask_key(after, pops), inner  # a token could close it
+
+
 def test_where_any_key_may_come_only_the_keys_openings_close_count():
     """Where any key may be written, an object's used keys are told apart, below a value, only by the keys the
     vocabulary's openings close (here the empty key, as Llama 3's `,""` does) and whether it may close."""
