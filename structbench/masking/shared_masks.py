@@ -62,6 +62,12 @@ class KeyTexts:
         is one, and after it the next character where an escape with digits ends that text (the digits are of
         that character), or GOES_ON where one without digits does and `rest` goes on (any character may be
         escaped). Two names the same here: no such token tells them apart."""
+        found = self._far.get(rest)
+        if found is None:  # (asked again for each set of used keys: a name's answer is its own)
+            found = self._far[rest] = self._as_far_as(rest)
+        return found
+
+    def _as_far_as(self, rest: str) -> str:
         needs = self._needs
         for k in range(len(rest), -1, -1):
             need = needs.get(rest[:k])
@@ -70,6 +76,10 @@ class KeyTexts:
                     return rest[:k + 1]
                 return rest[:k] + GOES_ON if need == _GOES_ON and k < len(rest) else rest[:k]
         return ""
+
+    @cached_property
+    def _far(self) -> dict[str, str]:
+        return {}
 
     @cached_property
     def _needs(self) -> dict[str, int]:

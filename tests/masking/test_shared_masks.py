@@ -11,6 +11,7 @@ from helpers import CORPUS, require_llama3
 from test_lazy import SCHEMAS, reached_states, walk_like_tabled
 
 from structbench.jsonschema.checker import SchemaChecker
+from structbench.jsonschema.frames import AFTER_VALUE
 from structbench.lm.vocab import Vocabulary
 from structbench.masking import LazyDense, machine_boundaries
 from structbench.masking.shared_masks import GOES_ON, KeyTexts, TokenReach, token_reach
@@ -267,6 +268,26 @@ def test_in_a_key_whether_the_object_may_close_counts_only_where_a_token_reaches
         same_mask = np.array_equal(dense.mask(one)[0], dense.mask(two)[0])
         assert same_key == same_mask == alike, inner
         assert checker.mask_key(before, pops) != checker.mask_key(after, pops), inner  # a token could close it
+
+
+def test_tails_of_a_comma_are_read_once_per_answer_of_whether_a_key_may_come(vocab):  # noqa: F811
+    """A key's tails (Llama 3: `,\\n` and `,"`) are read per object node and whether a key may come, not per set of
+    used keys (`_tails_as_read`): the same as stepping them from each set's own frame, for free and strict objects,
+    with and without required keys, every name used or not."""
+    require_llama3(vocab)
+    reach = token_reach(vocab)
+    assert set(reach.value_tails) == {',\n', ',"'}
+    names = ["id", "name", "note", "tags"]
+    for extra in ({}, {"additionalProperties": False}, {"required": ["id", "note"]},
+                  {"additionalProperties": False, "required": ["name"]}, {"minProperties": 3}):
+        checker = SchemaChecker({"type": "object", "properties": {n: {"type": "integer"} for n in names}, **extra},
+                                "any", "lesson")
+        frame = _after(checker, '{"')[-1]
+        for k in range(1 << len(names)):
+            seen = frozenset(n for j, n in enumerate(names) if k >> j & 1)
+            after = frame._replace(phase=AFTER_VALUE, text="", ks=(), seen=seen)
+            assert checker._tails_as_read(frame, seen, reach) == checker._reads_of_openings(after, reach.value_tails), \
+                (extra, seen)
 
 
 def test_where_any_key_may_come_only_the_keys_openings_close_count():
