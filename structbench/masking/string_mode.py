@@ -271,6 +271,13 @@ def _loop_bits(lex: np.ndarray) -> np.ndarray | None:
     """Per DFA state, the classes whose character leaves it where it is, as bits (class c at bit c % 64 of word
     c // 64), so a subtree holding only those is read whole from there (a pattern's `[a-z0-9]+`); None where no state
     loops (most keys' tables). Rows not built yet (UNKNOWN) loop on nothing."""
+    if trie_walk.compiled():
+        return trie_walk.loop_bits(lex)
+    return _loop_bits_vectorised(lex)
+
+
+def _loop_bits_vectorised(lex: np.ndarray) -> np.ndarray | None:
+    """_loop_bits without numba: the whole table compared, then packed."""
     looping = lex == np.arange(len(lex))[:, None]
     return trie_walk.bool_bits_rows(looping, (lex.shape[1] + 63) // 64) if looping.any() else None
 

@@ -298,6 +298,19 @@ def _loops_back(trans, i):
     return False
 
 
+def _loop_bits(lex, out):
+    """out[d] |= the bit of every class c with lex[d, c] == d (class c at bit c % 64 of word c // 64); whether any
+    row loops (string_mode._loop_bits, compiled: one pass, where the vectorised test compared and packed the whole
+    table, about 40 µs a table inside a walk)."""
+    found = False
+    for d in range(lex.shape[0]):
+        for c in range(lex.shape[1]):
+            if lex[d, c] == d:
+                out[d, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+                found = True
+    return found
+
+
 def _moves_table(moves, codes, out):
     """out[s, k] = t for every move (s, lo, hi, t) of `moves` (regular.dfa.moves_array) and every code codes[k] in
     lo..hi (regular.dfa.next_states, compiled: a table built inside a walk meets cold caches, where a NumPy call
@@ -410,8 +423,9 @@ class _Kernels(NamedTuple):
     next_kept: object  # the two skips of plain siblings: _next_kept over _exit_skips' or the plain subtrees
     exit_skips: object
     loops_back: object  # a row's test for a loop (a call costs a tenth of NumPy's `in` on a row)
-    moves_table: object  # string mode's tables (string_mode._dfa_lex_table, _plain_runs), compiled
+    moves_table: object  # string mode's tables (string_mode._dfa_lex_table, _plain_runs, _loop_bits), compiled
     plain_runs: object
+    loop_bits: object
 
 
 @cache
@@ -423,7 +437,7 @@ def _kernels() -> _Kernels:
         return njit(cache=True, nogil=True)(f)
 
     return _Kernels(jit(_walk), jit(_classes_below), jit(_class_runs), jit(_non_ascii_below), jit(_next_kept),
-                    jit(_exit_skips), jit(_loops_back), jit(_moves_table), jit(_plain_runs))
+                    jit(_exit_skips), jit(_loops_back), jit(_moves_table), jit(_plain_runs), jit(_loop_bits))
 
 
 @cache
@@ -437,6 +451,13 @@ def moves_table(moves: np.ndarray, n_states: int, codes: np.ndarray) -> np.ndarr
     out = np.full((n_states, len(codes)), -1, dtype=np.int32)
     _kernels().moves_table(moves, np.asarray(codes, dtype=np.int64), out)
     return out
+
+
+def loop_bits(lex: np.ndarray) -> np.ndarray | None:
+    """Per row d of a string table, the classes c with lex[d, c] == d as bits (bool_bits_rows' layout); None where
+    no row loops. Compiled: string_mode._loop_bits says what it is for."""
+    out = np.zeros((len(lex), (lex.shape[1] + 63) // 64), dtype=np.uint64)
+    return out if _kernels().loop_bits(np.ascontiguousarray(lex), out) else None
 
 
 def plain_runs(lex: np.ndarray, plain_cols: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
@@ -565,6 +586,7 @@ def warm_up() -> None:
     kernels.moves_table(np.zeros((1, 4), np.int64), np.zeros(1, np.int64), np.full((1, 1), -1, dtype=np.int32))
     kernels.plain_runs(np.full((1, 1), -1, dtype=np.int32), np.zeros(1, np.int64), 3, np.zeros(1, np.int64),
                        np.zeros(1, bool))
+    kernels.loop_bits(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64))
 
 
 def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray, skip_plain: bool = False,

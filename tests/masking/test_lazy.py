@@ -870,6 +870,23 @@ def test_compiled_string_table_runs_are_the_vectorised_ones(table_plain_cap):
     assert run.tolist() == want_run.tolist() and total.tolist() == want_total.tolist()
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 12).flatmap(lambda n: st.integers(1, 140).flatmap(lambda width: st.lists(
+    st.lists(st.sampled_from(list(range(-1, n)) + [trie_walk.UNKNOWN]), min_size=width, max_size=width),
+    min_size=n, max_size=n))))
+def test_compiled_loop_bits_are_the_vectorised_ones(rows):
+    """A string table's loop bits, compiled (trie_walk.loop_bits), are the vectorised compare-and-pack's, on random
+    tables up to three words wide (None where no row loops)."""
+    from structbench.masking import string_mode
+
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    lex = np.array(rows, dtype=np.int32)
+    got, want = trie_walk.loop_bits(lex), string_mode._loop_bits_vectorised(lex)
+    assert (got is None) == (want is None)
+    assert want is None or np.array_equal(got, want)
+
+
 @pytest.mark.parametrize("pattern", ["^[a-z0-9_-]{1,20}$", "^(https?|ftp)://[^ ]+$", "[a-f0-9]{24}", "^é+[^\\x00-\\x1f]*$",
                                      "^\\d{4}-\\d{2}-\\d{2}$", "^[\\u0100-\\uffff]{2,3}x$"])
 def test_compiled_moves_table_is_next_states(pattern):
