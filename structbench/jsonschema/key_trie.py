@@ -55,6 +55,17 @@ class KeyTrie:
         text = self.texts[d]
         return top if top.text == text else top._replace(text=text)
 
+    def table_parts(self) -> tuple:
+        """What string_tables builds its table from, for string mode's compiled build of the same table
+        (structbench.masking.trie_walk.key_trie_tables): (the texts' count, `other`, the tree's edges as (parent,
+        character, child) arrays, and per edge whether an escape may stand for its character)."""
+        found = self.__dict__.get("_table_parts")
+        if found is None:
+            src, chars, dst = self._edges
+            found = self.__dict__["_table_parts"] = (len(self.texts), self.other, src, chars, dst,
+                                                     meets(chars, chars, ESCAPABLE_BOUNDS))
+        return found
+
     @property
     def n_states(self) -> int:
         """The DFA's states: the name prefixes and `other`, then the escape's."""

@@ -248,7 +248,9 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int, unicode_e
     if found is not None:
         kept[key] = found  # the most recent last: the partition let go first is the one used longest ago
         return found
-    if hasattr(dfa, "string_tables"):  # a key's DFA: its own tables
+    if hasattr(dfa, "table_parts") and trie_walk.compiled():  # a key's tree of names: its tables, compiled
+        found = trie_walk.key_trie_tables(dfa.table_parts(), dfa.n_states, codes, trie_walk.CLOSE, trie_walk.EXIT, cap)
+    elif hasattr(dfa, "string_tables"):  # a key's DFA: its own tables
         found = dfa.string_tables(codes, trie_walk.CLOSE, trie_walk.EXIT, cap)
     elif hasattr(dfa, "lexeme_tables"):  # a number's or a literal's: its own tables
         found = dfa.lexeme_tables(codes, trie_walk.CLOSE, trie_walk.END, cap)

@@ -311,6 +311,48 @@ def _loop_bits(lex, out):
     return found
 
 
+def _key_trie_table(n_texts, other, src, chars, dst, escapable, codes, end, plain, quote, backslash, close, escape,
+                    esc_moves, done, ascii_own, cap, lex, run, total):
+    """KeyTrie.string_tables (which says what each part is) into lex, run and total, in one pass; False where a
+    name's character has no class of its own."""
+    n_states, n_cls = lex.shape
+    for d in range(n_texts):
+        for c in range(n_cls):
+            lex[d, c] = other if plain[c] else -1
+        if backslash >= 0:  # (-1: the partition gives it no class of its own)
+            lex[d, backslash] = escape
+        if quote >= 0:
+            lex[d, quote] = close
+        run[d] = cap + 1
+        total[d] = True
+    for d in range(n_texts, n_states):
+        for c in range(n_cls):
+            lex[d, c] = -1
+        run[d] = 0
+        total[d] = False
+    for e in range(src.shape[0]):
+        ch = chars[e]
+        k = np.searchsorted(codes, ch, side="right") - 1
+        if k < 0 or codes[k] != ch or (codes[k + 1] if k + 1 < n_cls else end) != ch + 1:
+            return False
+        if plain[k]:
+            lex[src[e], k] = dst[e]
+            run[src[e]] = 0
+    if ascii_own:
+        for j in range(esc_moves.shape[0]):
+            for c in range(128):
+                m = esc_moves[j, c]
+                lex[n_texts + j, c] = other if m == done else (n_texts + m if m >= 0 else -1)
+        reads = np.ones(n_texts, np.bool_)
+        for e in range(src.shape[0]):
+            if escapable[e]:
+                reads[src[e]] = False
+        for d in range(n_texts):
+            if reads[d]:
+                lex[d, backslash] = n_texts
+    return True
+
+
 def _moves_table(moves, codes, out):
     """out[s, k] = t for every move (s, lo, hi, t) of `moves` (regular.dfa.moves_array) and every code codes[k] in
     lo..hi (regular.dfa.next_states, compiled: a table built inside a walk meets cold caches, where a NumPy call
@@ -426,6 +468,7 @@ class _Kernels(NamedTuple):
     moves_table: object  # string mode's tables (string_mode._dfa_lex_table, _plain_runs, _loop_bits), compiled
     plain_runs: object
     loop_bits: object
+    key_trie_table: object
 
 
 @cache
@@ -437,7 +480,8 @@ def _kernels() -> _Kernels:
         return njit(cache=True, nogil=True)(f)
 
     return _Kernels(jit(_walk), jit(_classes_below), jit(_class_runs), jit(_non_ascii_below), jit(_next_kept),
-                    jit(_exit_skips), jit(_loops_back), jit(_moves_table), jit(_plain_runs), jit(_loop_bits))
+                    jit(_exit_skips), jit(_loops_back), jit(_moves_table), jit(_plain_runs), jit(_loop_bits),
+                    jit(_key_trie_table))
 
 
 @cache
@@ -458,6 +502,27 @@ def loop_bits(lex: np.ndarray) -> np.ndarray | None:
     no row loops. Compiled: string_mode._loop_bits says what it is for."""
     out = np.zeros((len(lex), (lex.shape[1] + 63) // 64), dtype=np.uint64)
     return out if _kernels().loop_bits(np.ascontiguousarray(lex), out) else None
+
+
+def key_trie_tables(parts: tuple, n_states: int, codes: np.ndarray, close: int, escape: int, cap: int) -> tuple:
+    """jsonschema.key_trie.KeyTrie.string_tables (lex, run, total), compiled: `parts` its table_parts(), n_states its
+    states. A table built inside a walk meets cold caches, where each of the dozen NumPy calls costs several times
+    its work."""
+    from structbench.jsonschema.free_text import _DONE, free_escapes
+    from structbench.regular.charsets import MAX_CODE_POINT, ascii_own, json_classes
+
+    n_texts, other, src, chars, dst, escapable = parts
+    codes = np.asarray(codes, dtype=np.int64)
+    plain, quote, backslash, _ = json_classes(codes)
+    lex = np.empty((n_states, len(codes)), dtype=np.int32)
+    run = np.empty(n_states, dtype=np.int64)
+    total = np.empty(n_states, dtype=bool)
+    quote_at, backslash_at = (int(found[0]) if len(found) else -1 for found in map(np.flatnonzero, (quote, backslash)))
+    if not _kernels().key_trie_table(n_texts, other, src, chars, dst, escapable, codes, MAX_CODE_POINT + 1, plain,
+                                     quote_at, backslash_at, close, escape, free_escapes()[0], _DONE, ascii_own(codes),
+                                     cap, lex, run, total):
+        raise ValueError("the boundaries do not give every character of a property name a class of its own")
+    return lex, run, total
 
 
 def plain_runs(lex: np.ndarray, plain_cols: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
@@ -587,6 +652,10 @@ def warm_up() -> None:
     kernels.plain_runs(np.full((1, 1), -1, dtype=np.int32), np.zeros(1, np.int64), 3, np.zeros(1, np.int64),
                        np.zeros(1, bool))
     kernels.loop_bits(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64))
+    from structbench.jsonschema.key_trie import KeyTrie
+
+    trie = KeyTrie(["a"], "\x00other")
+    key_trie_tables(trie.table_parts(), trie.n_states, np.arange(129, dtype=np.int64), CLOSE, EXIT, 3)
 
 
 def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarray, skip_plain: bool = False,

@@ -870,6 +870,50 @@ def test_compiled_string_table_runs_are_the_vectorised_ones(table_plain_cap):
     assert run.tolist() == want_run.tolist() and total.tolist() == want_total.tolist()
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(st.sampled_from('ab/"\\\n\té\u0100z_'), min_size=1, max_size=6), min_size=0, max_size=12,
+                unique=True), st.sampled_from(["checker's", "non-ASCII cuts", "coarse"]))
+def test_compiled_key_trie_tables_are_the_numpy_ones(names, partition):
+    """A key's tree of names as string mode's table, compiled (trie_walk.key_trie_tables), is KeyTrie.string_tables':
+    names with escapable, control and non-ASCII characters, over the checker's partition, one with non-ASCII cuts,
+    and one that gives ASCII characters no class of their own (no escape rows; a name's character must still have
+    its own class, or both refuse the partition)."""
+    from structbench.jsonschema.key_trie import KeyTrie
+    from structbench.jsonschema.keys import OTHER
+
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    trie = KeyTrie(sorted(names), OTHER)
+    specials = {ch for name in names for ch in name if ord(ch) >= 128}
+    codes = {"checker's": machine_boundaries(specials), "non-ASCII cuts": machine_boundaries(specials | {"\u4e00"}),
+             "coarse": np.array(sorted({0, 0x20, 0x7F} | {c for name in names for ch in name
+                                                           for c in (ord(ch), ord(ch) + 1)}))}[partition]
+    codes = np.asarray(codes, dtype=np.int64)
+    try:
+        want = trie.string_tables(codes, trie_walk.CLOSE, trie_walk.EXIT, 9)
+    except ValueError:
+        with pytest.raises(ValueError):
+            trie_walk.key_trie_tables(trie.table_parts(), trie.n_states, codes, trie_walk.CLOSE, trie_walk.EXIT, 9)
+        return
+    got = trie_walk.key_trie_tables(trie.table_parts(), trie.n_states, codes, trie_walk.CLOSE, trie_walk.EXIT, 9)
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+def test_compiled_key_trie_tables_refuse_a_partition_that_cuts_no_class_for_a_names_character():
+    from structbench.jsonschema.key_trie import KeyTrie
+    from structbench.jsonschema.keys import OTHER
+
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    trie, coarse = KeyTrie(["ab"], OTHER), np.array([0, 0x20, 0x7F], dtype=np.int64)
+    for build in (lambda: trie.string_tables(coarse, trie_walk.CLOSE, trie_walk.EXIT, 9),
+                  lambda: trie_walk.key_trie_tables(trie.table_parts(), trie.n_states, coarse, trie_walk.CLOSE,
+                                                    trie_walk.EXIT, 9)):
+        with pytest.raises(ValueError, match="class of its own"):
+            build()
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 12).flatmap(lambda n: st.integers(1, 140).flatmap(lambda width: st.lists(
     st.lists(st.sampled_from(list(range(-1, n)) + [trie_walk.UNKNOWN]), min_size=width, max_size=width),
