@@ -60,6 +60,10 @@ def checked_escape_rows(after: np.ndarray, by_code: np.ndarray, escape: int) -> 
 
 _SIMPLE_ESCAPE_CODES = np.array([ord(escape) for escape in SIMPLE_ESCAPES], dtype=np.int64)
 _SIMPLE_ESCAPED_CODES = np.array([ord(char) for char in SIMPLE_ESCAPES.values()], dtype=np.int64)
+# For compiled builds of the same rows (structbench.masking.trie_walk): per simple escape, the ASCII code after the
+# backslash and the code it stands for; and free_escapes' mark of a finished escape.
+SIMPLE_ESCAPE_COLUMNS = (_SIMPLE_ESCAPE_CODES, _SIMPLE_ESCAPED_CODES)
+ESCAPE_FINISHED = _DONE
 
 
 def n_escape_states() -> int:

@@ -290,29 +290,42 @@ def _dfa_lex_table(dfa, codes: np.ndarray, plain: np.ndarray,
     the DFA, its moves are cut at class boundaries). Where every ASCII character is a class of its own, its simple
     escapes are rows too (free_text.checked_escape_rows): n more rows after the DFA's n states, row n + d the state
     after a backslash at d; and where `unicode_escapes` are given, the `\\u` escapes tokens hold (_unicode_rows)
-    after them."""
+    after them. The DFA's rows and its simple escapes' are built in one compiled pass where numba is installed
+    (trie_walk.checked_string_table: a table built inside a walk meets cold caches, where each of the dozen NumPy
+    calls below costs several times its work), else by _dfa_rows_vectorised."""
     n = dfa.n_states
     moves = moves_array(dfa)  # (the backslash's test below reads them too)
-    raw = trie_walk.moves_table(moves, n, codes) if trie_walk.compiled() else next_states(dfa, codes, moves).astype(
-        np.int32)
-    lex = np.where(plain, raw, np.int32(-1))
     accepting = np.zeros(n, dtype=bool)
     accepting[np.fromiter(dfa.accepting, dtype=np.int64, count=len(dfa.accepting))] = True
+    if trie_walk.compiled():
+        lex, by_code = trie_walk.checked_string_table(moves, codes, plain, accepting, ascii_own(codes))
+    else:
+        lex, by_code = _dfa_rows_vectorised(dfa, moves, codes, plain, accepting)
+    if by_code is None or unicode_escapes is None or not by_code.any():  # (None: the `u` is the checker's; no
+        return lex  # state: it is refused)
+    u_column, unicode = _unicode_rows(moves, n, unicode_escapes, by_code, 2 * n, len(codes))
+    lex[n:, ord("u")] = u_column
+    return np.concatenate([lex, unicode])
+
+
+def _dfa_rows_vectorised(dfa, moves: np.ndarray, codes: np.ndarray, plain: np.ndarray,
+                         accepting: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """(the DFA's rows, and where every ASCII character is a class of its own its simple escapes' rows after them;
+    per state, whether a `\\u` escape may go on there, None where there are no escape rows): _dfa_lex_table's
+    first part, vectorised."""
+    n = dfa.n_states
+    raw = next_states(dfa, codes, moves).astype(np.int32)
+    lex = np.where(plain, raw, np.int32(-1))
     lex[:, codes == _QUOTE] = np.where(accepting, trie_walk.CLOSE, -1)[:, None]
     # The backslash: where no escape could stand for a character the DFA goes on by, refused here (as the
     # checker's string_step refuses it), not in a machine step when a walk meets it.
     escapable = _live_on(moves, n, ESCAPABLE_BOUNDS)
     if not ascii_own(codes):
         lex[:, codes == _BACKSLASH] = np.where(escapable, trie_walk.EXIT, -1)[:, None]
-        return lex
+        return lex, None
     lex[:, _BACKSLASH] = np.where(escapable, n + np.arange(n), -1)
     by_code = _live_on(moves, n, ANY_CHAR_BOUNDS)  # where a `\\u` escape may go on at all
-    escapes = checked_escape_rows(raw, by_code, trie_walk.EXIT)
-    if unicode_escapes is None or not by_code.any():  # (None: the `u` is the checker's; no state: it is refused)
-        return np.concatenate([lex, escapes])
-    u_column, unicode = _unicode_rows(moves, n, unicode_escapes, by_code, 2 * n, len(codes))
-    escapes[:, ord("u")] = u_column
-    return np.concatenate([lex, escapes, unicode])
+    return np.concatenate([lex, checked_escape_rows(raw, by_code, trie_walk.EXIT)]), by_code
 
 
 def _unicode_rows(moves: np.ndarray, n: int, prefixes: tuple[str, ...], by_code: np.ndarray, first: int,

@@ -353,6 +353,43 @@ def _key_trie_table(n_texts, other, src, chars, dst, escapable, codes, end, plai
     return True
 
 
+def _checked_table(moves, codes, plain, accepting, quote, backslash, own, esc_starts, esc_ends, any_starts, any_ends,
+                   simple_codes, simple_escaped, u_col, close, exit_, out, by_code):
+    """string_mode._dfa_rows_vectorised (which says what each part is) into out (its n or 2n rows, every cell -1
+    on entry) and by_code, in one pass."""
+    n, n_codes = accepting.shape[0], codes.shape[0]
+    raw = np.full((n, n_codes), -1, np.int32)  # (_moves_table's loop: a kernel calls no other here)
+    for m in range(moves.shape[0]):
+        k = np.searchsorted(codes, moves[m, 1])
+        while k < n_codes and codes[k] <= moves[m, 2]:
+            raw[moves[m, 0], k] = moves[m, 3]
+            k += 1
+    for d in range(n):
+        for c in range(n_codes):
+            if plain[c]:
+                out[d, c] = raw[d, c]
+        if quote >= 0:
+            out[d, quote] = close if accepting[d] else -1
+    escapable = np.zeros(n, np.bool_)
+    for m in range(moves.shape[0]):  # charsets.meets, move by move
+        last = np.searchsorted(esc_starts, moves[m, 2], side="right") - 1
+        if last >= 0 and esc_ends[last] >= moves[m, 1]:
+            escapable[moves[m, 0]] = True
+        if own:
+            last = np.searchsorted(any_starts, moves[m, 2], side="right") - 1
+            if last >= 0 and any_ends[last] >= moves[m, 1]:
+                by_code[moves[m, 0]] = True
+    for d in range(n):
+        if not own:
+            if backslash >= 0:
+                out[d, backslash] = exit_ if escapable[d] else -1
+            continue
+        out[d, backslash] = n + d if escapable[d] else -1
+        for k in range(simple_codes.shape[0]):
+            out[n + d, simple_codes[k]] = raw[d, simple_escaped[k]]
+        out[n + d, u_col] = exit_ if by_code[d] else -1
+
+
 def _moves_table(moves, codes, out):
     """out[s, k] = t for every move (s, lo, hi, t) of `moves` (regular.dfa.moves_array) and every code codes[k] in
     lo..hi (regular.dfa.next_states, compiled: a table built inside a walk meets cold caches, where a NumPy call
@@ -469,6 +506,7 @@ class _Kernels(NamedTuple):
     plain_runs: object
     loop_bits: object
     key_trie_table: object
+    checked_table: object
 
 
 @cache
@@ -481,7 +519,7 @@ def _kernels() -> _Kernels:
 
     return _Kernels(jit(_walk), jit(_classes_below), jit(_class_runs), jit(_non_ascii_below), jit(_next_kept),
                     jit(_exit_skips), jit(_loops_back), jit(_moves_table), jit(_plain_runs), jit(_loop_bits),
-                    jit(_key_trie_table))
+                    jit(_key_trie_table), jit(_checked_table))
 
 
 @cache
@@ -508,21 +546,51 @@ def key_trie_tables(parts: tuple, n_states: int, codes: np.ndarray, close: int, 
     """jsonschema.key_trie.KeyTrie.string_tables (lex, run, total), compiled: `parts` its table_parts(), n_states its
     states. A table built inside a walk meets cold caches, where each of the dozen NumPy calls costs several times
     its work."""
-    from structbench.jsonschema.free_text import _DONE, free_escapes
+    from structbench.jsonschema.free_text import ESCAPE_FINISHED, free_escapes
     from structbench.regular.charsets import MAX_CODE_POINT, ascii_own, json_classes
 
     n_texts, other, src, chars, dst, escapable = parts
-    codes = np.asarray(codes, dtype=np.int64)
+    codes = _read_only(np.asarray(codes, dtype=np.int64))
     plain, quote, backslash, _ = json_classes(codes)
     lex = np.empty((n_states, len(codes)), dtype=np.int32)
     run = np.empty(n_states, dtype=np.int64)
     total = np.empty(n_states, dtype=bool)
     quote_at, backslash_at = (int(found[0]) if len(found) else -1 for found in map(np.flatnonzero, (quote, backslash)))
     if not _kernels().key_trie_table(n_texts, other, src, chars, dst, escapable, codes, MAX_CODE_POINT + 1, plain,
-                                     quote_at, backslash_at, close, escape, free_escapes()[0], _DONE, ascii_own(codes),
+                                     quote_at, backslash_at, close, escape, free_escapes()[0], ESCAPE_FINISHED, ascii_own(codes),
                                      cap, lex, run, total):
         raise ValueError("the boundaries do not give every character of a property name a class of its own")
     return lex, run, total
+
+
+def checked_string_table(moves: np.ndarray, codes: np.ndarray, plain: np.ndarray, accepting: np.ndarray,
+                         own: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """string_mode._dfa_rows_vectorised, compiled: `moves` is the DFA's moves_array, `accepting` per state, `own`
+    whether every ASCII character is a class of its own (then the simple escapes' rows follow the DFA's)."""
+    from structbench.jsonschema.free_text import ANY_CHAR_BOUNDS, ESCAPABLE_BOUNDS, SIMPLE_ESCAPE_COLUMNS
+
+    codes, plain = _read_only(np.asarray(codes, dtype=np.int64)), _read_only(np.asarray(plain, dtype=bool))
+    n = len(accepting)
+    quote, backslash = (int(found[0]) if len(found) else -1 for found in (np.flatnonzero(codes == 0x22),
+                                                                          np.flatnonzero(codes == 0x5C)))
+    out = np.full((2 * n if own else n, len(codes)), -1, dtype=np.int32)
+    by_code = np.zeros(n, dtype=bool)
+    _kernels().checked_table(moves, codes, plain, accepting, quote, backslash, own,
+                             *ESCAPABLE_BOUNDS, *ANY_CHAR_BOUNDS, *SIMPLE_ESCAPE_COLUMNS, ord("u"),
+                             CLOSE, EXIT, out, by_code)
+    return out, by_code if own else None
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view of `a`: numba compiles a kernel once per argument type, and a read-only array is a type of its
+    own. The partitions' arrays are read-only where shared and not where a schema made its own, so the kernels that
+    take them take them read-only always, as warm_up compiles them (else the first schema of the other kind compiles
+    them again inside its walk: a second)."""
+    if not a.flags.writeable:
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def plain_runs(lex: np.ndarray, plain_cols: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
@@ -654,6 +722,8 @@ def warm_up() -> None:
     kernels.loop_bits(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64))
     from structbench.jsonschema.key_trie import KeyTrie
 
+    checked_string_table(np.array([[0, 97, 97, 0]], dtype=np.int64), np.arange(129, dtype=np.int64),
+                         np.arange(129) >= 32, np.ones(1, dtype=bool), True)
     trie = KeyTrie(["a"], "\x00other")
     key_trie_tables(trie.table_parts(), trie.n_states, np.arange(129, dtype=np.int64), CLOSE, EXIT, 3)
 

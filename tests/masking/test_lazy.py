@@ -932,6 +932,39 @@ def test_compiled_loop_bits_are_the_vectorised_ones(rows):
 
 
 @pytest.mark.parametrize("pattern", ["^[a-z0-9_-]{1,20}$", "^(https?|ftp)://[^ ]+$", "[a-f0-9]{24}", "^é+[^\\x00-\\x1f]*$",
+                                     "^\\d{4}-\\d{2}-\\d{2}$", "^[\\u0100-\\uffff]{2,3}x$", '^["\\\\/]+\\n?$',
+                                     "^[^a-z]*$", "^\\\\u[0-9a-f]{4}$", "(?:\\uD83D[\\uDE00-\\uDE4F])+"])
+def test_compiled_checked_string_table_is_the_vectorised_one(pattern):
+    """A checked string's rows and its simple escapes' rows, compiled (trie_walk.checked_string_table), are the
+    vectorised build's (string_mode._dfa_rows_vectorised): over the checker's partition, one with non-ASCII cuts,
+    and a coarse one that gives ASCII characters no class of their own (no escape rows, the backslash the
+    checker's); and so is the whole table with the `\\u` rows Llama 3's tokens ask for."""
+    from structbench.masking import string_mode
+    from structbench.regular.charsets import ascii_own, json_plain
+    from structbench.regular.dfa import compile_pattern, moves_array
+
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    try:
+        dfa = compile_pattern(pattern)
+    except Exception as e:  # noqa: BLE001 - a pattern the compiler declares unsupported says so itself
+        pytest.skip(f"{pattern}: {e}")
+    for codes in (machine_boundaries(), machine_boundaries({"é", "\u0100", "\uffff"}),
+                  np.array([0, 0x20, 0x22, 0x23, 48, 58, 0x5C, 0x5D, 97, 123, 0x100], dtype=np.int64)):
+        codes = np.asarray(codes, dtype=np.int64)
+        plain, moves = json_plain(codes), moves_array(dfa)
+        accepting = np.isin(np.arange(dfa.n_states), list(dfa.accepting))
+        got, got_code = trie_walk.checked_string_table(moves, codes, plain, accepting, ascii_own(codes))
+        want, want_code = string_mode._dfa_rows_vectorised(dfa, moves, codes, plain, accepting)
+        assert got.dtype == want.dtype and np.array_equal(got, want), pattern
+        assert (got_code is None) == (want_code is None) and (got_code is None or np.array_equal(got_code, want_code))
+        whole = string_mode._dfa_lex_table(dfa, codes, plain, ("", "b", "c", "d", "f", "ff"))
+        others = np.arange(want.shape[1]) != ord("u")  # (the `u` column of the escape rows: to the \\u rows)
+        assert np.array_equal(whole[:dfa.n_states], want[:dfa.n_states])
+        assert np.array_equal(whole[dfa.n_states:len(want)][:, others], want[dfa.n_states:][:, others])
+
+
+@pytest.mark.parametrize("pattern", ["^[a-z0-9_-]{1,20}$", "^(https?|ftp)://[^ ]+$", "[a-f0-9]{24}", "^é+[^\\x00-\\x1f]*$",
                                      "^\\d{4}-\\d{2}-\\d{2}$", "^[\\u0100-\\uffff]{2,3}x$"])
 def test_compiled_moves_table_is_next_states(pattern):
     """A DFA's moves over a class partition, compiled (trie_walk.moves_table), are regular.dfa.next_states: over the
