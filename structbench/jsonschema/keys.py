@@ -183,9 +183,13 @@ class ObjectKeys:
         answers: no token tells the two apart."""
         if not self._seen_may_be_read(frame):
             return None
-        after = frame._replace(phase=AFTER_VALUE, child=-1, ws=0, text="", esc="", ks=())  # its value written
-        found = self._seen_reads.get(after, False)
+        # Kept by the fields that outlast a value (the object's frame after it is those and AFTER_VALUE's defaults):
+        # a key's every character asks again, with the same used keys
+        reads = self._reads_for(reach)
+        key = (frame.node, frame.at, frame.seen, frame.count, frame.alts)
+        found = reads.get(key, False)
         if found is False:
+            after = frame._replace(phase=AFTER_VALUE, child=-1, ws=0, text="", esc="", ks=())  # its value written
             node = self.nodes[after.node]
             if node.key_dfa is not None or reach.opening_keys is None or self._beyond_bmp(after.node):
                 found = self._reads_of_openings(after, reach.openings)
@@ -198,8 +202,15 @@ class ObjectKeys:
                          frozenset(reach.opening_texts.as_far_as(name) for name in names))
             else:
                 found = self._reads_of_openings(after, reach.openings)
-            self._seen_reads[after] = found
+            reads[key] = found
         return found
+
+    def _reads_for(self, reach) -> dict:
+        """This checker's kept reads of used keys for one TokenReach (what they read depends on it)."""
+        kept = self._reads_by_reach.get(id(reach))
+        if kept is None or kept[0] is not reach:  # (it is kept with them: its id stays its own)
+            kept = self._reads_by_reach[id(reach)] = (reach, {})
+        return kept[1]
 
     def _key_as_read(self, frame: Frame, reach):
         """What a token can find out about a key from inside it, where that is told by the key's names alone (no
@@ -251,7 +262,7 @@ class ObjectKeys:
                     used.append(rest)
                 continue
             if closes:
-                reads = self._tails_as_read(frame, frame.seen | {name}, reach)
+                reads = self._tails_as_read(frame, name, reach)
                 if reads is None:
                     return None
                 if not reach.member_pops:
@@ -277,14 +288,23 @@ class ObjectKeys:
                 for name in names if free or self.nodes[children[name]].kinds]
         return found
 
-    def _tails_as_read(self, frame: Frame, seen: frozenset, reach):
-        """What a token that closes a key (its name in `seen`, the object's used keys then) can find out about them
-        after the key's value: how far the object reads each of `reach.value_tails` after a value, whether it may
-        close and whether a key may come (`_reads_of_openings`); () where no token reads on after a key's value.
+    def _tails_as_read(self, frame: Frame, name: str, reach):
+        """What a token that closes a key as `name` can find out about the object's used keys (its frame's and the
+        name) after the key's value: how far the object reads each of `reach.value_tails` after a value, whether it
+        may close and whether a key may come (`_reads_of_openings`); () where no token reads on after a key's value.
         Only the tokens that close a key are read, not every token from a comma on (`_seen_as_read`): from a key,
-        nothing else reaches past its value."""
+        nothing else reaches past its value. Kept by the fields that outlast the value and the name."""
         if not reach.value_tails:
             return ()
+        reads = self._reads_for(reach)
+        kept = (frame.node, frame.at, frame.seen, frame.count, frame.alts, name)
+        found = reads.get(kept, False)
+        if found is False:
+            found = reads[kept] = self._tails_read(frame, frame.seen | {name}, reach)
+        return found
+
+    def _tails_read(self, frame: Frame, seen: frozenset, reach):
+        """_tails_as_read, computed: `seen` the used keys after the value."""
         after = frame._replace(phase=AFTER_VALUE, child=-1, ws=0, text="", esc="", ks=(), seen=seen)  # value written
         if _comma_tails(reach.value_tails):
             # Tails of a comma, whitespace and at most a key's opening quote (Llama 3: `,\n` and `,"`): the steps

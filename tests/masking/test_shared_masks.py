@@ -272,7 +272,7 @@ def test_in_a_key_whether_the_object_may_close_counts_only_where_a_token_reaches
 
 def test_tails_of_a_comma_are_read_once_per_answer_of_whether_a_key_may_come(vocab):  # noqa: F811
     """A key's tails (Llama 3: `,\\n` and `,"`) are read per object node and whether a key may come, not per set of
-    used keys (`_tails_as_read`): the same as stepping them from each set's own frame, for free and strict objects,
+    used keys (`_tails_read`): the same as stepping them from each set's own frame, for free and strict objects,
     with and without required keys, every name used or not."""
     require_llama3(vocab)
     reach = token_reach(vocab)
@@ -286,7 +286,7 @@ def test_tails_of_a_comma_are_read_once_per_answer_of_whether_a_key_may_come(voc
         for k in range(1 << len(names)):
             seen = frozenset(n for j, n in enumerate(names) if k >> j & 1)
             after = frame._replace(phase=AFTER_VALUE, text="", ks=(), seen=seen)
-            assert checker._tails_as_read(frame, seen, reach) == checker._reads_of_openings(after, reach.value_tails), \
+            assert checker._tails_read(frame, seen, reach) == checker._reads_of_openings(after, reach.value_tails), \
                 (extra, seen)
 
 
