@@ -8,7 +8,12 @@ import numpy as np
 
 from structbench.bench.referees import CATEGORIES, categorize
 from structbench.bench.strategies import compile_constraint, generate
-from structbench.bench.tasks import age_task, json_mode_task, person_task, strict_no_age_task
+from structbench.bench.tasks import (
+    age_task,
+    json_mode_task,
+    person_task,
+    strict_no_age_task,
+)
 from structbench.lm.toy_model import ToyModel
 from structbench.lm.vocab import toy_vocabulary
 

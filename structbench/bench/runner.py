@@ -18,8 +18,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from structbench import __version__
-from structbench.bench.settings import Settings, build_model, build_task, build_vocab, check_model
-from structbench.bench.store import ensure_writable, part_path, remove_stale_temps, write_part
+from structbench.bench.settings import (
+    Settings,
+    build_model,
+    build_task,
+    build_vocab,
+    check_model,
+)
+from structbench.bench.store import (
+    ensure_writable,
+    part_path,
+    remove_stale_temps,
+    write_part,
+)
 from structbench.bench.strategies import using_strategy
 from structbench.limits import using
 

@@ -41,7 +41,12 @@ import numpy as np
 from structbench.bench.referees import judge
 from structbench.bench.tasks import Task
 from structbench.errors import SettingsError
-from structbench.lm.sampling import Decoded, check_budget, check_temperature, sample_answer
+from structbench.lm.sampling import (
+    Decoded,
+    check_budget,
+    check_temperature,
+    sample_answer,
+)
 from structbench.lm.vocab import Vocabulary
 from structbench.masking import (
     ENGINES,
@@ -52,7 +57,14 @@ from structbench.masking import (
     pattern_constraint,
     schema_constraint,
 )
-from structbench.samplers import DEFAULT_ESS_THRESHOLD, DEFAULT_PARTICLES, SAMPLERS, asap, awrs, smc
+from structbench.samplers import (
+    DEFAULT_ESS_THRESHOLD,
+    DEFAULT_PARTICLES,
+    SAMPLERS,
+    asap,
+    awrs,
+    smc,
+)
 from structbench.samplers.particles import check_settings as check_sampler_settings
 
 OUR_STRATEGIES = ("none", "naive", "tabled", "lazy", "retry") + SAMPLERS

@@ -140,7 +140,7 @@ class SchemaChecker(ObjectKeys):
         # id of a TokenReach -> (it, {an object frame's fields (and a name closed) -> what tokens read of its used
         # keys below a value, or after the name's value}) (mask_key: ObjectKeys._seen_as_read, _tails_as_read)
         self._reads_by_reach: dict = {}
-        self._tail_reads: dict = {}  # (an object's frame after a value, the value tails) -> how far they are read
+        self._tail_reads: dict = {}  # (object node, may a key come, comma tails) -> how far the tails are read
         self._name_entries_kept: dict = {}  # (node id, key text, closable, parts) -> _name_entries
         self._mask_frames: dict = {}  # id of a TokenReach -> (it, {frame: its part of mask_key})
         self._closed_names: dict = {}  # (node id, closings) -> {key text: the names a token can finish} (mask_key)

@@ -14,7 +14,12 @@ import functools
 
 import numpy as np
 
-from structbench.jsonschema.strings import END, SIMPLE_ESCAPES, escape_candidates, string_step
+from structbench.jsonschema.strings import (
+    END,
+    SIMPLE_ESCAPES,
+    escape_candidates,
+    string_step,
+)
 from structbench.regular.charsets import ascii_own, bounds_of, json_classes
 
 _DONE = -9  # free_escapes: the escape is finished, the text reads on

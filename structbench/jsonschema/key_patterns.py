@@ -18,7 +18,11 @@ import math
 
 import numpy as np
 
-from structbench.jsonschema.free_text import ANY_CHAR_BOUNDS, ESCAPABLE_BOUNDS, checked_escape_rows
+from structbench.jsonschema.free_text import (
+    ANY_CHAR_BOUNDS,
+    ESCAPABLE_BOUNDS,
+    checked_escape_rows,
+)
 from structbench.regular.charsets import MAX_CODE_POINT, ascii_own, json_classes, meets
 from structbench.regular.dfa import next_states
 

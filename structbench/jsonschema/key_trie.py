@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from structbench.jsonschema.free_text import ESCAPABLE_BOUNDS, escape_rows, n_escape_states
+from structbench.jsonschema.free_text import (
+    ESCAPABLE_BOUNDS,
+    escape_rows,
+    n_escape_states,
+)
 from structbench.regular.charsets import json_classes, meets
 
 

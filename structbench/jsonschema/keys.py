@@ -316,11 +316,7 @@ class ObjectKeys:
             if found is False:
                 found = self._tail_reads[key] = self._reads_of_openings(after, reach.value_tails)[2]
             return self._may_close(after), may_add, found
-        key = (after, reach.value_tails)
-        found = self._tail_reads.get(key, False)
-        if found is False:
-            found = self._tail_reads[key] = self._reads_of_openings(after, reach.value_tails)
-        return found
+        return self._reads_of_openings(after, reach.value_tails)  # (kept by _tails_as_read)
 
     def _names_may_be_read(self, frame: Frame) -> bool:
         """Whether `_names_as_read` may settle a key of this object: nothing but the names tells keys apart (no

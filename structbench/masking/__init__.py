@@ -19,7 +19,12 @@ from structbench.masking.bitmask import pack_bits, unpack_bits
 from structbench.masking.engines import ENGINES, engine_constraint, prepare
 from structbench.masking.lazy import TrieDense, lazy_constraint
 from structbench.masking.naive import NaiveConstraint, allowed_tokens, trie_mask
-from structbench.masking.protocol import Constraint, Machine, PatternMachine, WorkCounter
+from structbench.masking.protocol import (
+    Constraint,
+    Machine,
+    PatternMachine,
+    WorkCounter,
+)
 from structbench.masking.tabled import (
     LazyDense,
     TabledConstraint,

@@ -13,7 +13,11 @@ from __future__ import annotations
 import gc
 
 from structbench.lm.vocab import Vocabulary
-from structbench.masking.tabled import forget_partitions, machine_boundaries, vocab_codes
+from structbench.masking.tabled import (
+    forget_partitions,
+    machine_boundaries,
+    vocab_codes,
+)
 from structbench.masking.token_index import forget_indexes
 from structbench.regular.kept import forget_kept
 

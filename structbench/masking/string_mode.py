@@ -24,10 +24,20 @@ import functools
 
 import numpy as np
 
-from structbench.jsonschema.free_text import ANY_CHAR_BOUNDS, ESCAPABLE_BOUNDS, checked_escape_rows
+from structbench.jsonschema.free_text import (
+    ANY_CHAR_BOUNDS,
+    ESCAPABLE_BOUNDS,
+    checked_escape_rows,
+)
 from structbench.jsonschema.strings import dfa_live_on, escape_candidates
 from structbench.masking import trie_walk
-from structbench.regular.charsets import ascii_own, bounds_of, json_classes, json_plain, meets
+from structbench.regular.charsets import (
+    ascii_own,
+    bounds_of,
+    json_classes,
+    json_plain,
+    meets,
+)
 from structbench.regular.dfa import move_shape, moves_array, next_states
 
 _QUOTE, _BACKSLASH = 0x22, 0x5C

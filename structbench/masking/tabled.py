@@ -33,7 +33,11 @@ from structbench.masking import trie_walk
 from structbench.masking.bitmask import pack_bits, unpack_bits
 from structbench.masking.protocol import Machine, PatternMachine, WorkCounter
 from structbench.masking.shared_masks import token_reach
-from structbench.masking.token_index import TokenIndex, token_index, unicode_escape_prefixes
+from structbench.masking.token_index import (
+    TokenIndex,
+    token_index,
+    unicode_escape_prefixes,
+)
 from structbench.masking.trie_walk import UNKNOWN
 from structbench.regular import DFA, MAX_CODE_POINT
 

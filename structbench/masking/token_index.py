@@ -132,7 +132,9 @@ class TokenIndex:
         """(below, height). Where every ASCII character is a class of its own, from the checker's classes' index
         (built once per vocabulary): the ASCII bits are the same, and only the non-ASCII nodes' ancestors are
         walked for the rest (a schema naming non-ASCII characters: an eighth of the nodes, not all of them)."""
-        from structbench.masking.tabled import machine_boundaries  # here: tabled imports this module
+        from structbench.masking.tabled import (
+            machine_boundaries,  # here: tabled imports this module
+        )
 
         base_boundaries = machine_boundaries()
         if ascii_own(self.boundaries) and not np.array_equal(self.boundaries, base_boundaries):

@@ -353,17 +353,11 @@ def _key_trie_table(n_texts, other, src, chars, dst, escapable, codes, end, plai
     return True
 
 
-def _checked_table(moves, codes, plain, accepting, quote, backslash, own, esc_starts, esc_ends, any_starts, any_ends,
+def _checked_table(raw, moves, plain, accepting, quote, backslash, own, esc_starts, esc_ends, any_starts, any_ends,
                    simple_codes, simple_escaped, u_col, close, exit_, out, by_code):
     """string_mode._dfa_rows_vectorised (which says what each part is) into out (its n or 2n rows, every cell -1
-    on entry) and by_code, in one pass."""
-    n, n_codes = accepting.shape[0], codes.shape[0]
-    raw = np.full((n, n_codes), -1, np.int32)  # (_moves_table's loop: a kernel calls no other here)
-    for m in range(moves.shape[0]):
-        k = np.searchsorted(codes, moves[m, 1])
-        while k < n_codes and codes[k] <= moves[m, 2]:
-            raw[moves[m, 0], k] = moves[m, 3]
-            k += 1
+    on entry) and by_code, in one pass; raw is the DFA's moves over the classes (_moves_table)."""
+    n, n_codes = raw.shape
     for d in range(n):
         for c in range(n_codes):
             if plain[c]:
@@ -502,11 +496,11 @@ class _Kernels(NamedTuple):
     next_kept: object  # the two skips of plain siblings: _next_kept over _exit_skips' or the plain subtrees
     exit_skips: object
     loops_back: object  # a row's test for a loop (a call costs a tenth of NumPy's `in` on a row)
-    moves_table: object  # string mode's tables (string_mode._dfa_lex_table, _plain_runs, _loop_bits), compiled
+    moves_table: object  # string mode's tables (string_mode: a DFA's, a key's names', their runs and loops), compiled
     plain_runs: object
     loop_bits: object
     key_trie_table: object
-    checked_table: object
+    checked_table: object  # (reads moves_table's table: a kernel here calls no other)
 
 
 @cache
@@ -531,7 +525,7 @@ def compiled() -> bool:
 def moves_table(moves: np.ndarray, n_states: int, codes: np.ndarray) -> np.ndarray:
     """regular.dfa.next_states (int32), compiled: `moves` is the DFA's moves_array, codes its classes' starts."""
     out = np.full((n_states, len(codes)), -1, dtype=np.int32)
-    _kernels().moves_table(moves, np.asarray(codes, dtype=np.int64), out)
+    _kernels().moves_table(moves, _read_only(np.asarray(codes, dtype=np.int64)), out)
     return out
 
 
@@ -555,10 +549,9 @@ def key_trie_tables(parts: tuple, n_states: int, codes: np.ndarray, close: int, 
     lex = np.empty((n_states, len(codes)), dtype=np.int32)
     run = np.empty(n_states, dtype=np.int64)
     total = np.empty(n_states, dtype=bool)
-    quote_at, backslash_at = (int(found[0]) if len(found) else -1 for found in map(np.flatnonzero, (quote, backslash)))
     if not _kernels().key_trie_table(n_texts, other, src, chars, dst, escapable, codes, MAX_CODE_POINT + 1, plain,
-                                     quote_at, backslash_at, close, escape, free_escapes()[0], ESCAPE_FINISHED, ascii_own(codes),
-                                     cap, lex, run, total):
+                                     _column(quote), _column(backslash), close, escape, free_escapes()[0],
+                                     ESCAPE_FINISHED, ascii_own(codes), cap, lex, run, total):
         raise ValueError("the boundaries do not give every character of a property name a class of its own")
     return lex, run, total
 
@@ -567,18 +560,29 @@ def checked_string_table(moves: np.ndarray, codes: np.ndarray, plain: np.ndarray
                          own: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """string_mode._dfa_rows_vectorised, compiled: `moves` is the DFA's moves_array, `accepting` per state, `own`
     whether every ASCII character is a class of its own (then the simple escapes' rows follow the DFA's)."""
-    from structbench.jsonschema.free_text import ANY_CHAR_BOUNDS, ESCAPABLE_BOUNDS, SIMPLE_ESCAPE_COLUMNS
+    from structbench.jsonschema.free_text import (
+        ANY_CHAR_BOUNDS,
+        ESCAPABLE_BOUNDS,
+        SIMPLE_ESCAPE_COLUMNS,
+    )
+    from structbench.regular.charsets import json_classes
 
     codes, plain = _read_only(np.asarray(codes, dtype=np.int64)), _read_only(np.asarray(plain, dtype=bool))
     n = len(accepting)
-    quote, backslash = (int(found[0]) if len(found) else -1 for found in (np.flatnonzero(codes == 0x22),
-                                                                          np.flatnonzero(codes == 0x5C)))
+    _, quote, backslash, _ = json_classes(codes)
     out = np.full((2 * n if own else n, len(codes)), -1, dtype=np.int32)
     by_code = np.zeros(n, dtype=bool)
-    _kernels().checked_table(moves, codes, plain, accepting, quote, backslash, own,
-                             *ESCAPABLE_BOUNDS, *ANY_CHAR_BOUNDS, *SIMPLE_ESCAPE_COLUMNS, ord("u"),
-                             CLOSE, EXIT, out, by_code)
+    _kernels().checked_table(moves_table(moves, n, codes), moves, plain, accepting, _column(quote),
+                             _column(backslash), own, *ESCAPABLE_BOUNDS, *ANY_CHAR_BOUNDS, *SIMPLE_ESCAPE_COLUMNS,
+                             ord("u"), CLOSE, EXIT, out, by_code)
     return out, by_code if own else None
+
+
+def _column(mask: np.ndarray) -> int:
+    """The class a character's mask over the classes (json_classes' quote, backslash) names; -1 where the partition
+    gives it no class of its own."""
+    found = np.flatnonzero(mask)
+    return int(found[0]) if len(found) else -1
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
@@ -716,7 +720,7 @@ def warm_up() -> None:
     kernels.next_kept(np.full(1, -1, dtype=np.int64), np.ones(1, np.int64), np.zeros(1, bool), one32.copy())
     kernels.exit_skips(np.full(1, -1, dtype=np.int64), one.copy())
     kernels.loops_back(np.full((1, 1), -1, dtype=np.int32), 0)
-    kernels.moves_table(np.zeros((1, 4), np.int64), np.zeros(1, np.int64), np.full((1, 1), -1, dtype=np.int32))
+    moves_table(np.zeros((1, 4), np.int64), 1, np.zeros(1, np.int64))
     kernels.plain_runs(np.full((1, 1), -1, dtype=np.int32), np.zeros(1, np.int64), 3, np.zeros(1, np.int64),
                        np.zeros(1, bool))
     kernels.loop_bits(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64))

@@ -9,7 +9,14 @@ dfa (the DFA, the crawl every construction uses, compile_pattern) -> automata (t
 literal and length languages) -> search (JSON Schema's `pattern`), numbers, formats.
 """
 
-from structbench.regular.automata import accepts_at_least, any_string, intersect_all, is_empty, literal_dfa, trim
+from structbench.regular.automata import (
+    accepts_at_least,
+    any_string,
+    intersect_all,
+    is_empty,
+    literal_dfa,
+    trim,
+)
 from structbench.regular.charsets import MAX_CODE_POINT
 from structbench.regular.dfa import DFA, EMPTY, compile_pattern
 from structbench.regular.formats import FORMAT_PATTERNS, format_dfa

@@ -14,7 +14,13 @@ from structbench.errors import TooComplex
 from structbench.limits import current as limits
 from structbench.limits import exceeded
 from structbench.regular.charsets import MAX_CODE_POINT
-from structbench.regular.dfa import DFA, EMPTY, crawl, non_ascii_codes, row_non_ascii_codes
+from structbench.regular.dfa import (
+    DFA,
+    EMPTY,
+    crawl,
+    non_ascii_codes,
+    row_non_ascii_codes,
+)
 
 
 def _live(rows, accepting) -> list[bool]:

@@ -68,7 +68,12 @@ used once) is never shared between particles.
 from structbench.samplers.asap import AsapGuide, asap, guide_for
 from structbench.samplers.awrs import awrs, awrs_estimate, awrs_token
 from structbench.samplers.result import SampledAnswer
-from structbench.samplers.smc import DEFAULT_ESS_THRESHOLD, DEFAULT_PARTICLES, RESAMPLING, smc
+from structbench.samplers.smc import (
+    DEFAULT_ESS_THRESHOLD,
+    DEFAULT_PARTICLES,
+    RESAMPLING,
+    smc,
+)
 
 SAMPLERS = ("smc", "awrs", "asap")
 

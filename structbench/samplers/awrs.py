@@ -27,7 +27,11 @@ import time
 import numpy as np
 
 from structbench.errors import TokenRejected
-from structbench.samplers.particles import DEFAULT_ESS_THRESHOLD, DEFAULT_PARTICLES, run_particles
+from structbench.samplers.particles import (
+    DEFAULT_ESS_THRESHOLD,
+    DEFAULT_PARTICLES,
+    run_particles,
+)
 from structbench.samplers.result import SampledAnswer
 
 

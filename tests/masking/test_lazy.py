@@ -931,9 +931,13 @@ def test_compiled_loop_bits_are_the_vectorised_ones(rows):
     assert want is None or np.array_equal(got, want)
 
 
-@pytest.mark.parametrize("pattern", ["^[a-z0-9_-]{1,20}$", "^(https?|ftp)://[^ ]+$", "[a-f0-9]{24}", "^é+[^\\x00-\\x1f]*$",
-                                     "^\\d{4}-\\d{2}-\\d{2}$", "^[\\u0100-\\uffff]{2,3}x$", '^["\\\\/]+\\n?$',
-                                     "^[^a-z]*$", "^\\\\u[0-9a-f]{4}$", "(?:\\uD83D[\\uDE00-\\uDE4F])+"])
+# Patterns whose tables the compiled builds are checked on: ASCII classes, a URL, a search, non-ASCII and ranges
+TABLE_PATTERNS = ["^[a-z0-9_-]{1,20}$", "^(https?|ftp)://[^ ]+$", "[a-f0-9]{24}", "^é+[^\\x00-\\x1f]*$",
+                  "^\\d{4}-\\d{2}-\\d{2}$", "^[\\u0100-\\uffff]{2,3}x$"]
+
+
+@pytest.mark.parametrize("pattern", TABLE_PATTERNS + ['^["\\\\/]+\\n?$', "^[^a-z]*$", "^\\\\u[0-9a-f]{4}$",
+                                                      "(?:\\uD83D[\\uDE00-\\uDE4F])+"])
 def test_compiled_checked_string_table_is_the_vectorised_one(pattern):
     """A checked string's rows and its simple escapes' rows, compiled (trie_walk.checked_string_table), are the
     vectorised build's (string_mode._dfa_rows_vectorised): over the checker's partition, one with non-ASCII cuts,
@@ -964,8 +968,7 @@ def test_compiled_checked_string_table_is_the_vectorised_one(pattern):
         assert np.array_equal(whole[dfa.n_states:len(want)][:, others], want[dfa.n_states:][:, others])
 
 
-@pytest.mark.parametrize("pattern", ["^[a-z0-9_-]{1,20}$", "^(https?|ftp)://[^ ]+$", "[a-f0-9]{24}", "^é+[^\\x00-\\x1f]*$",
-                                     "^\\d{4}-\\d{2}-\\d{2}$", "^[\\u0100-\\uffff]{2,3}x$"])
+@pytest.mark.parametrize("pattern", TABLE_PATTERNS)
 def test_compiled_moves_table_is_next_states(pattern):
     """A DFA's moves over a class partition, compiled (trie_walk.moves_table), are regular.dfa.next_states: over the
     checker's partition, one with non-ASCII cuts and a coarse one."""

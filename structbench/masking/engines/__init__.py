@@ -17,7 +17,11 @@ from __future__ import annotations
 
 from structbench.errors import SettingsError
 from structbench.lm.vocab import Vocabulary
-from structbench.masking.engines.adapter import EngineAdapter, EngineConstraint, check_key_order
+from structbench.masking.engines.adapter import (
+    EngineAdapter,
+    EngineConstraint,
+    check_key_order,
+)
 from structbench.masking.engines.llguidance import LLGuidanceAdapter
 from structbench.masking.engines.outlines_core import OutlinesCoreAdapter
 from structbench.masking.engines.xgrammar import XGrammarAdapter

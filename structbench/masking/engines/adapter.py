@@ -14,7 +14,13 @@ import re
 
 import numpy as np
 
-from structbench.errors import EngineRejected, EngineUnavailable, SettingsError, StructbenchError, TokenRejected
+from structbench.errors import (
+    EngineRejected,
+    EngineUnavailable,
+    SettingsError,
+    StructbenchError,
+    TokenRejected,
+)
 from structbench.extras import install_line
 from structbench.lm.vocab import Vocabulary
 from structbench.masking.bitmask import unpack_bits

@@ -6,7 +6,11 @@ from __future__ import annotations
 import json
 
 from structbench.lm.vocab import Vocabulary
-from structbench.masking.engines.adapter import EngineAdapter, NativeMatcher, withheld_tokens
+from structbench.masking.engines.adapter import (
+    EngineAdapter,
+    NativeMatcher,
+    withheld_tokens,
+)
 
 POLICIES = {"lesson": {"whitespace_flexible": False, "item_separator": ", ?", "key_separator": ": ?"},
             "compact": {"whitespace_flexible": False, "item_separator": ",", "key_separator": ":"},

@@ -8,8 +8,21 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from structbench.report.figures.style import INK, NOTE, STRATEGY_COLORS, STRATEGY_LABELS, drawn_in_style
-from structbench.report.real_distortion import FIELD, LCD, NO_ANSWER, Z_SAMPLERS, law, summarize
+from structbench.report.figures.style import (
+    INK,
+    NOTE,
+    STRATEGY_COLORS,
+    STRATEGY_LABELS,
+    drawn_in_style,
+)
+from structbench.report.real_distortion import (
+    FIELD,
+    LCD,
+    NO_ANSWER,
+    Z_SAMPLERS,
+    law,
+    summarize,
+)
 
 ORDER = ("none",) + LCD + Z_SAMPLERS
 SHOWN = 6  # values drawn per task (by their largest share under any strategy); the rest are "other"
