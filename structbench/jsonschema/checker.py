@@ -420,12 +420,13 @@ class SchemaChecker(ObjectKeys):
             return literal_lexeme(top.text), top.at
         return None
 
-    def with_string_state(self, stack: Stack, at: int) -> Stack:
-        """The stack `string_content` describes, its DFA moved to `at` by plain characters: what `step` returns."""
+    def with_string_state(self, stack: Stack, at: int, dfa=None) -> Stack:
+        """The stack `string_content` describes, its DFA moved to `at` by plain characters: what `step` returns.
+        dfa: the DFA `string_content` gave for this stack, where the caller has it (a key's is found again else)."""
         top = stack[-1]
         if top.kind == STRING or top.kind == NUMBER or top.kind == LITERAL:
             return stack if top.at == at else stack[:-1] + (top._replace(at=at),)
-        frame = self.key_trie(top).frame_at(top, at)
+        frame = (self.key_trie(top) if dfa is None else dfa).frame_at(top, at)
         return stack if frame is top else stack[:-1] + (frame,)
 
     def mask_key(self, stack: Stack, reach) -> tuple:

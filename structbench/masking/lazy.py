@@ -80,7 +80,6 @@ class TrieDense(LazyDense):
             return i
         n = len(self.states)
         i = super().id_of(state)
-        self._grow_arrays()
         if i == n and self.compiled:  # new: inside a string or key, the walk reads on in string mode
             found = self._content_at(i)
             if found is not None:
@@ -124,13 +123,14 @@ class TrieDense(LazyDense):
         """The id of the machine state where state i's string (i is inside one) has its DFA at d: what a plain
         character leads to. A new one is numbered with i's string and DFA (their string-mode row is i's string's at
         d), not asked of the machine again (string_content, and the string's stack at d=0 hashed to find its rows)."""
-        state = self.machine.with_string_state(self.states[i], d)
+        dfa, at = self._content[i]
+        state = self.machine.with_string_state(self.states[i], d, dfa)  # (a key's DFA known: not looked up again)
         j = self._ids.get(state)
         if j is not None:
             return j
-        dfa, at = self._content[i]
-        j = LazyDense.id_of(self, state)  # (TrieDense.id_of would ask the machine for what follows)
-        self._grow_arrays()
+        # Numbered as LazyDense numbers (TrieDense.id_of would ask the machine for what follows). Inside a string, a
+        # key or a literal a value is open, so the output may not end; inside a number it may (its DFA ends open).
+        j = self._number(state, getattr(dfa, "ends_open", False) and self.machine.can_end(state))
         self._content[j] = (dfa, d)
         if self.compiled:
             self._enter[j] = self._enter[i] - at + d
@@ -141,31 +141,33 @@ class TrieDense(LazyDense):
         mode's table, as a walk reads it), and only the state where the run ends is numbered, not one per character
         (a key's name read in one token: one state, not eight)."""
         k, n = 0, len(text)
+        ascii, bounds = self._ascii, self._bounds  # a character's class: a list index where ASCII, else a bisect
         while k < n:
-            if self.compiled and self._enter[i] >= 0:
+            if self.compiled and self._enter.item(i) >= 0:
                 dfa, at = self._content_at(i)
                 strings, d = self._strings, at
-                base = int(self._enter[i]) - at  # the string's first row: its DFA state d is row base + d
+                base = self._enter.item(i) - at  # the string's first row: its DFA state d is row base + d
                 lex, lex_row = strings.lex, strings.lex_row
                 content_states = strings.content(dfa).content_states
                 row = strings.lex_of(dfa, d)
                 while k < n:
-                    nxt = int(row[bisect_right(self._bounds, ord(text[k])) - 1])
+                    o = ord(text[k])
+                    nxt = row.item(ascii[o] if o < 128 else bisect_right(bounds, o) - 1)
                     if not 0 <= nxt < content_states:  # refused, or the quote or the backslash: the machine's
                         break
                     if nxt != d:  # (a free string's content stays in one state: its row stays)
-                        d, at_row = nxt, lex_row[base + nxt]
+                        d, at_row = nxt, lex_row.item(base + nxt)
                         row = lex[at_row] if at_row > 0 else strings.lex_of(dfa, d)  # (0: a row not made yet)
                     k += 1
                 if k < n and nxt == trie_walk.CLOSE:  # the closing quote where a walk has found what follows it
-                    closed = int(strings.closes[base + d])
+                    closed = strings.closes.item(base + d)
                     if closed != trie_walk.UNKNOWN:
                         if closed < 0:
                             return None
                         i, k = closed, k + 1
                         continue
                 if k < n and nxt == trie_walk.END:  # a number's end: the state after it reads this character
-                    ended = int(strings.closes[base + d])
+                    ended = strings.closes.item(base + d)
                     if ended != trie_walk.UNKNOWN:
                         if ended < 0:
                             return None
@@ -175,20 +177,22 @@ class TrieDense(LazyDense):
                     i = self._string_state(i, d)
                 if k == n:
                     break
-            c = bisect_right(self._bounds, ord(text[k])) - 1  # (LazyDense.step, inline: most advances' characters)
-            nxt = int(self._trans[i, c])
+            o = ord(text[k])  # (LazyDense.step, inline: most advances' characters)
+            c = ascii[o] if o < 128 else bisect_right(bounds, o) - 1
+            nxt = self._trans.item(i, c)
             if nxt == self.UNEXPANDED:
                 self._fill_one(i, c)
-                nxt = int(self._trans[i, c])
+                nxt = self._trans.item(i, c)
             if nxt < 0:
                 return None
             i, k = nxt, k + 1
         return i
 
-    def _grow_arrays(self) -> None:
-        """Where the table grew (LazyDense.id_of): the per-state arrays grow with it."""
-        if len(self._loops_known) < len(self._expanded):
-            grow = len(self._expanded) - len(self._loops_known)
+    def _grow(self) -> None:
+        """LazyDense's arrays and this one's, twice as long."""
+        super()._grow()
+        grow = len(self._expanded) - len(self._loops_known)
+        if grow > 0:
             self._loops = np.concatenate([self._loops, np.zeros((grow, self._n_words), dtype=np.uint64)])
             self._loops_known = np.concatenate([self._loops_known, np.zeros(grow, dtype=bool)])
             self._enter = np.concatenate([self._enter, np.full(grow, -1, dtype=np.int64)])

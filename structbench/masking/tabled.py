@@ -183,6 +183,9 @@ class _Partition:
     class_masks: dict
     class_lists: dict
     alike_masks: dict
+    ascii: list[int]  # the class of each ASCII character by its code: a list index, where most advances' are
+
+
 
 
 _PARTITIONS: dict[bytes, _Partition] = {}
@@ -195,8 +198,9 @@ def _partition(boundaries: np.ndarray) -> _Partition:
     if found is None:
         if len(_PARTITIONS) >= _MAX_PARTITIONS:
             del _PARTITIONS[next(iter(_PARTITIONS))]
-        found = _PARTITIONS[key] = _Partition([chr(int(b)) for b in boundaries], [int(b) for b in boundaries],
-                                              {}, {}, {})
+        bounds = [int(b) for b in boundaries]
+        found = _PARTITIONS[key] = _Partition([chr(b) for b in bounds], bounds, {}, {}, {},
+                                              [bisect.bisect_right(bounds, o) - 1 for o in range(128)])
     return found
 
 
@@ -399,6 +403,7 @@ class LazyDense:
         shared = _partition(boundaries)  # what the class partition alone tells, shared by every schema that has it
         self.reps = shared.reps  # one character per class
         self._bounds = shared.bounds  # bisect on a list: far cheaper than NumPy for one character
+        self._ascii = shared.ascii
         self._index: TokenIndex | None = None  # the vocabulary's index over these classes, looked up on the first walk
         self.states: list = []
         self._ids: dict = {}
@@ -426,22 +431,33 @@ class LazyDense:
         """The number of a machine state (numbered now if new)."""
         i = self._ids.get(state)
         if i is None:
-            i = self._ids[state] = len(self.states)
-            self.states.append(state)
-            if i >= len(self._expanded):
-                grow = len(self._expanded)
-                self._trans = np.concatenate([self._trans, np.full((grow, self._trans.shape[1]), self.UNEXPANDED, np.int32)])
-                self._expanded = np.concatenate([self._expanded, np.zeros(grow, dtype=bool)])
-                self._accepting = np.concatenate([self._accepting, np.zeros(grow, dtype=bool)])
-            self._accepting[i] = self.machine.can_end(state)
+            i = self._number(state, self.machine.can_end(state))
         return i
+
+    def _number(self, state, accepting: bool) -> int:
+        """A new machine state's number (`state` not numbered yet), the table grown where it is full."""
+        i = self._ids[state] = len(self.states)
+        self.states.append(state)
+        if i >= len(self._expanded):
+            self._grow()
+        if accepting:  # (the arrays start False)
+            self._accepting[i] = True
+        return i
+
+    def _grow(self) -> None:
+        """The per-state arrays, twice as long."""
+        grow = len(self._expanded)
+        self._trans = np.concatenate([self._trans, np.full((grow, self._trans.shape[1]), self.UNEXPANDED, np.int32)])
+        self._expanded = np.concatenate([self._expanded, np.zeros(grow, dtype=bool)])
+        self._accepting = np.concatenate([self._accepting, np.zeros(grow, dtype=bool)])
 
     def accepts(self, i: int) -> bool:
         return bool(self._accepting[i])
 
     def step(self, i: int, ch: str) -> int | None:
-        c = bisect.bisect_right(self._bounds, ord(ch)) - 1
-        nxt = int(self._trans[i, c])
+        o = ord(ch)
+        c = self._ascii[o] if o < 128 else bisect.bisect_right(self._bounds, o) - 1
+        nxt = self._trans.item(i, c)
         if nxt == self.UNEXPANDED:
             self._fill_one(i, c)
             nxt = int(self._trans[i, c])
