@@ -142,7 +142,8 @@ class SchemaChecker(ObjectKeys):
         self._reads_by_reach: dict = {}
         self._tail_reads: dict = {}  # (object node, may a key come, comma tails) -> how far the tails are read
         self._name_entries_kept: dict = {}  # (node id, key text, closable, parts) -> _name_entries
-        self._mask_frames: dict = {}  # id of a TokenReach -> (it, {frame: its part of mask_key})
+        # id of a TokenReach -> (it, {frame: the number of its part of mask_key}, {part: its number})
+        self._mask_frames: dict = {}
         self._closed_names: dict = {}  # (node id, closings) -> {key text: the names a token can finish} (mask_key)
         self._names_beyond_bmp: dict = {}  # node id -> has a property name past U+FFFF (mask_key)
         self._names_readable: dict = {}  # node id -> _names_may_be_read (mask_key)
@@ -438,11 +439,13 @@ class SchemaChecker(ObjectKeys):
         * in a key that other keys may be (`_key_as_read`): only at the key's closing quote, where a used
           property name is refused, and `reach.closings` are all the keys' ends a token can write;
         and in a key or after an object's comma, the frames below the object are left out where no token can
-        close it from there (`reach.member_pops`)."""
+        close it from there (`reach.member_pops`).
+        Each frame's part is numbered (equal parts, one number): the key is a tuple of small numbers, which the
+        masks' table hashes at once, not the parts' nested tuples again at every state."""
         kept = self._mask_frames.get(id(reach))
         if kept is None or kept[0] is not reach:
-            kept = self._mask_frames[id(reach)] = (reach, {})
-        frames = kept[1]  # frame -> its part of the key (stacks share most of their frames)
+            kept = self._mask_frames[id(reach)] = (reach, {}, {})
+        frames, parts = kept[1], kept[2]  # frame -> its part's number (stacks share most of their frames)
         top = stack[-1]
         # In a key, or after a comma before one, no token reaches below the object (it would have to close it,
         # after the key, a colon and a value; TokenReach.member_pops): the top alone is the key, marked as such.
@@ -451,7 +454,7 @@ class SchemaChecker(ObjectKeys):
         for frame in (top,) if alone else stack:
             got = frames.get(frame)
             if got is None:
-                got = frames[frame] = self._mask_frame(frame, reach)
+                got = frames[frame] = parts.setdefault(self._mask_frame(frame, reach), len(parts))
             out.append(got)
         return tuple(out)
 

@@ -40,6 +40,7 @@ _BUSY = 64  # pending nodes on one state in one round that make its whole row wo
 _WHOLE_ROWS = 1 << 18  # a pattern's DFA with up to this many (state, class) cells is tabled whole at compile time
 _FEW_VALUE = 16  # a value after a key's colon that may start with at most this many characters: its row at once
 _FEW = 8  # a state after a string's closing quote that may read at most this many characters: its row at once
+_UNASKED = object()  # _content_at's mark of a state not asked about yet (None is an answer)
 _FEW_PENDING = 32  # a round with at most this many pending nodes finds its distinct cells in Python (TrieDense._fill)
 
 
@@ -65,6 +66,7 @@ class TrieDense(LazyDense):
         self._lex_quiet: dict[int, bool] = {}
         self._string_content_of = getattr(machine, "string_content", None)
         self._content: dict[int, tuple | None] = {}  # per state: (its string's DFA, DFA state), or None
+        self._content_states: dict[int, int] = {}  # id of a string's DFA (kept alive by _content) -> its content states
         self._hinted: set[int] = set()  # states whose hints are applied to their rows (_apply_hints)
         self._strings = StringRows(boundaries, *map(_weakly, (self._trie_depth, self._escaped_at, self._closed_at,
                                                               self._ended_at)), unicode_escape_prefixes(vocab))
@@ -148,8 +150,11 @@ class TrieDense(LazyDense):
                 strings, d = self._strings, at
                 base = self._enter.item(i) - at  # the string's first row: its DFA state d is row base + d
                 lex, lex_row = strings.lex, strings.lex_row
-                content_states = strings.content(dfa).content_states
-                row = strings.lex_of(dfa, d)
+                content_states = self._content_states.get(id(dfa))
+                if content_states is None:  # (per DFA, kept: asked at every advance inside a string or key)
+                    content_states = self._content_states[id(dfa)] = strings.content(dfa).content_states
+                at_row = lex_row.item(base + d)  # (lex_row holds a DFA's own rows where it overrides a shared table)
+                row = lex[at_row] if at_row > 0 else strings.lex_of(dfa, d)
                 while k < n:
                     o = ord(text[k])
                     nxt = row.item(ascii[o] if o < 128 else bisect_right(bounds, o) - 1)
@@ -278,8 +283,9 @@ class TrieDense(LazyDense):
     def _content_at(self, i: int) -> tuple | None:
         """(the string's DFA, its state) where state i is inside a string or key with no escape open (the
         machine's `string_content`), else None; asked once per state."""
-        if i in self._content:
-            return self._content[i]
+        found = self._content.get(i, _UNASKED)
+        if found is not _UNASKED:
+            return found
         found = self._content[i] = self._string_content_of(self.states[i]) if self._string_content_of else None
         return found
 
