@@ -80,9 +80,8 @@ class TrieDense(LazyDense):
         i = self._ids.get(state)
         if i is not None:  # most calls: a state met before
             return i
-        n = len(self.states)
-        i = super().id_of(state)
-        if i == n and self.compiled:  # new: inside a string or key, the walk reads on in string mode
+        i = self._number(state, self.machine.can_end(state))  # (LazyDense.id_of, not looked up again)
+        if self.compiled:  # new: inside a string or key, the walk reads on in string mode
             found = self._content_at(i)
             if found is not None:
                 dfa, at = found

@@ -58,6 +58,7 @@ class TabledConstraint:
         """mask_key: machine state -> a key such that states with equal keys allow the same tokens (see
         structbench.masking.shared_masks): a state whose key a built mask has is given that mask, not walked."""
         self.vocab = vocab
+        self._n_tokens = len(vocab)  # (a mask's reads, counted at every step)
         self.work = WorkCounter()
         self.dense = (dense or LazyDense)(machine, boundaries, vocab)
         self.table: dict[int, np.ndarray] = {}
@@ -129,7 +130,7 @@ class TabledConstraint:
         if bits is None:
             self._build(state)
             bits = self._bits[state]
-        self.work.reads += len(self.vocab)
+        self.work.reads += self._n_tokens
         return bits
 
     def _build(self, state: int) -> None:
