@@ -255,37 +255,37 @@ class ObjectKeys:
         if not free and self._count_from(frame.node, text) > _FEW_NAMES:
             return None  # (read per key, the names would cost a wide object's answer time squared in its names)
         entries = self._name_entries(frame.node, text, closable, parts, free)
-        used, after, going = [], [], []
-        for name, rest, child, closes, goes in entries:
-            if name in frame.seen:
-                if closes and free:  # (a strict key's text reads only the names that may come)
-                    used.append(rest)
-                continue
-            if closes:
+        used_names = frame.seen & entries.names if frame.seen else frame.seen
+        after = []
+        for name, rest, child in entries.closing:
+            if name not in used_names:
                 reads = self._tails_as_read(frame, name, reach)
                 if reads is None:
                     return None
                 if not reach.member_pops:
                     reads = _closing_unread(reads)
                 after.append((rest, child, reads))
-            if not free:
-                going.append(goes)
-        return tuple(used), tuple(after), node.additional, seen_reads, frozenset(going)
+        if not used_names:  # (most keys: none of the names read is used)
+            return (), tuple(after), node.additional, seen_reads, entries.going
+        # a strict key's text reads only the names that may come; a free key's, which of those a token closes are used
+        used = tuple(rest for name, rest, _ in entries.closing if name in used_names) if free else ()
+        going = frozenset() if free else entries.going_without(used_names)
+        return used, tuple(after), node.additional, seen_reads, going
 
-    def _name_entries(self, node_id: int, text: str, closable, parts, free: bool) -> list[tuple]:
-        """_names_as_read's names, whatever keys are used: (name, its rest after `text`, its value's node, whether a
-        token closes it, how far a token writes it), of those a token closes where any key may be written, else of
-        those that continue `text` and whose value can be written. Kept per node and text."""
+    def _name_entries(self, node_id: int, text: str, closable, parts, free: bool) -> NameEntries:
+        """_names_as_read's names, whatever keys are used (NameEntries): those a token closes where any key may be
+        written, else those that continue `text` and whose value can be written. Kept per node and text."""
         key = (node_id, text, closable, parts)  # (frozensets keep their hashes once computed)
         found = self._name_entries_kept.get(key)
         if found is None:
             n = len(text)
             children = self._key_index(node_id)[1]
             names = self._names_closed_by(node_id, text, closable) if free else self._names_from(node_id, text)
-            found = self._name_entries_kept[key] = [
-                (name, name[n:], children[name], name[n:] in closable,
-                 None if free else name[n:] if parts is None else parts.as_far_as(name[n:]))
-                for name in names if free or self.nodes[children[name]].kinds]
+            names = [name for name in names if free or self.nodes[children[name]].kinds]
+            found = self._name_entries_kept[key] = NameEntries(
+                [(name, name[n:], children[name]) for name in names if name[n:] in closable],
+                None if free else [(name, name[n:] if parts is None else parts.as_far_as(name[n:])) for name in names],
+                frozenset(names))
         return found
 
     def _tails_as_read(self, frame: Frame, name: str, reach):
@@ -646,6 +646,27 @@ class ObjectKeys:
             seen = seen | {text}
         count = min(top.count + 1, max(node.min_props, node.max_props or 0)) if node.counts_keys else top.count
         return rest + (top._replace(phase=COLON, child=child, text="", esc="", ks=(), seen=seen, ws=0, count=count),)
+
+
+class NameEntries:
+    """The names `_names_as_read` reads from one key text, whatever keys are used: `closing`, (name, its rest after
+    the text, its value's node) of those a token closes, in name order; `going`, how far a token writes each (a strict
+    key's: the frozenset of `_names_as_read`), where none is used; `names`, all of them. Where some are used, the
+    rest's `going` is found once per set of used names among them (`going_without`): an object's every key asks
+    again with the same used keys."""
+
+    __slots__ = ("closing", "names", "going", "_goes", "_without")
+
+    def __init__(self, closing: list, goes: list | None, names: frozenset):
+        self.closing, self.names, self._goes = closing, names, goes
+        self.going = frozenset() if goes is None else frozenset(g for _, g in goes)
+        self._without: dict = {}
+
+    def going_without(self, used: frozenset) -> frozenset:
+        found = self._without.get(used)
+        if found is None:
+            found = self._without[used] = frozenset(g for name, g in self._goes if name not in used)
+        return found
 
 
 def _closing_unread(reads: tuple) -> tuple:
