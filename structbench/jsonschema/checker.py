@@ -147,6 +147,7 @@ class SchemaChecker(ObjectKeys):
         self._closed_names: dict = {}  # (node id, closings) -> {key text: the names a token can finish} (mask_key)
         self._names_beyond_bmp: dict = {}  # node id -> has a property name past U+FFFF (mask_key)
         self._names_readable: dict = {}  # node id -> _names_may_be_read (mask_key)
+        self._seen_readable: dict = {}  # node id -> _seen_may_be_read (mask_key; told by the node alone)
         self._free_string = FREE_STRING  # a free string's content as a DFA (string_content), one for every
         # checker: string mode keeps its tables on it per class partition (a few: string_mode._whole_tables), and
         # they depend on the partition and the vocabulary alone, so a fresh schema does not build them again
@@ -449,9 +450,13 @@ class SchemaChecker(ObjectKeys):
         top = stack[-1]
         # In a key, or after a comma before one, no token reaches below the object (it would have to close it,
         # after the key, a colon and a value; TokenReach.member_pops): the top alone is the key, marked as such.
-        alone = top.kind == OBJECT and top.phase in _MEMBER_NEXT and not reach.member_pops
-        out = [_TOP_ALONE] if alone else []
-        for frame in (top,) if alone else stack:
+        if top.kind == OBJECT and top.phase in _MEMBER_NEXT and not reach.member_pops:
+            got = frames.get(top)
+            if got is None:
+                got = frames[top] = parts.setdefault(self._mask_frame(top, reach), len(parts))
+            return _TOP_ALONE, got
+        out = []
+        for frame in stack:
             got = frames.get(frame)
             if got is None:
                 got = frames[frame] = parts.setdefault(self._mask_frame(frame, reach), len(parts))

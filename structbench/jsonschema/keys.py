@@ -181,11 +181,15 @@ class ObjectKeys:
         None where that does not settle it: an object whose count or repeat rule reads `seen` in other ways
         (maxProperties, distinct keys), keys in schema order, or an opening that reads on to a value. Equal
         answers: no token tells the two apart."""
-        if not self._seen_may_be_read(frame):
+        may = self._seen_readable.get(frame.node)
+        if may is None:
+            may = self._seen_readable[frame.node] = self._seen_may_be_read(frame)
+        if not may:
             return None
         # Kept by the fields that outlast a value (the object's frame after it is those and AFTER_VALUE's defaults):
         # a key's every character asks again, with the same used keys
-        reads = self._reads_for(reach)
+        kept = self._reads_by_reach.get(id(reach))
+        reads = kept[1] if kept is not None and kept[0] is reach else self._reads_for(reach)
         key = (frame.node, frame.at, frame.seen, frame.count, frame.alts)
         found = reads.get(key, False)
         if found is False:
@@ -275,12 +279,17 @@ class ObjectKeys:
     def _name_entries(self, node_id: int, text: str, closable, parts, free: bool) -> NameEntries:
         """_names_as_read's names, whatever keys are used (NameEntries): those a token closes where any key may be
         written, else those that continue `text` and whose value can be written. Kept per node and text."""
+        if free:
+            names = self._names_closed_by(node_id, text, closable)
+            if not names:  # (most texts of a key any key may be: no name a token closes, nothing to keep per text)
+                return _NO_ENTRIES
         key = (node_id, text, closable, parts)  # (frozensets keep their hashes once computed)
         found = self._name_entries_kept.get(key)
         if found is None:
             n = len(text)
             children = self._key_index(node_id)[1]
-            names = self._names_closed_by(node_id, text, closable) if free else self._names_from(node_id, text)
+            if not free:
+                names = self._names_from(node_id, text)
             names = [name for name in names if free or self.nodes[children[name]].kinds]
             found = self._name_entries_kept[key] = NameEntries(
                 [(name, name[n:], children[name]) for name in names if name[n:] in closable],
@@ -667,6 +676,9 @@ class NameEntries:
         if found is None:
             found = self._without[used] = frozenset(g for name, g in self._goes if name not in used)
         return found
+
+
+_NO_ENTRIES = NameEntries([], None, frozenset())
 
 
 def _closing_unread(reads: tuple) -> tuple:
