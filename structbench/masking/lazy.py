@@ -238,6 +238,8 @@ class TrieDense(LazyDense):
         else:
             start, mode = i, trie_walk.MACHINE
             if not self._expanded[i]:  # the whole row: the first level needs nearly every class, and its loops
+                if self._hints_of(i)[0] == "":  # it reads no character (the value is done): the end token or nothing
+                    return bits.view("<i4"), 0
                 self._expand([i])
             total, refuses_controls = bool(self._total[i]), bool(self._quiet[i])  # (_note_loops)
         if total:  # any run of plain characters is read from here: every plain token at once, their subtrees skipped

@@ -17,7 +17,7 @@ from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
 from structbench.jsonschema.checker import SchemaChecker
 from structbench.jsonschema.lexemes import literal_lexeme, number_lexeme
-from structbench.masking import LazyDense, PatternMachine, TrieDense, machine_boundaries, trie_walk
+from structbench.masking import LazyDense, PatternMachine, TrieDense, machine_boundaries, trie_walk, unpack_bits
 from structbench.masking.cold_start import cold_start
 from structbench.masking.tabled import pattern_boundaries
 from structbench.regular import compile_pattern
@@ -227,6 +227,31 @@ def test_masks_equal_the_token_walk(vocab, name, compiled):
         expected, _ = plain.mask(i)
         got, _ = trie.mask(trie.id_of(plain.states[i]))
         assert np.array_equal(got, expected), (plain.states[i][-1], np.flatnonzero(got != expected)[:10])
+
+
+@pytest.mark.parametrize("whitespace", ["lesson", "flexible"])
+def test_a_value_done_is_masked_without_its_row(vocab, whitespace):
+    """Where the whole value is written and the policy lets no whitespace follow, the state reads no character
+    (may_read ""): its mask, the end token alone, is set without computing its row or walking the tree. Where
+    whitespace may follow, it is walked. Either way the mask is the token walk's."""
+    require_llama3(vocab)
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    checker = SchemaChecker(schema, "any", whitespace)
+    bounds = machine_boundaries(checker.special_chars())
+    trie, plain = TrieDense(checker, bounds, vocab), LazyDense(SchemaChecker(schema, "any", whitespace), bounds, vocab)
+    done = checker.feed(checker.start(), '{"a": 1}')
+    i = trie.id_of(done)
+    bits, _ = trie.mask_packed(i)
+    got = unpack_bits(bits, len(vocab))
+    expected, _ = plain.mask(plain.id_of(done))
+    assert np.array_equal(got, expected)
+    assert got[vocab.eos_id]
+    if whitespace == "lesson":
+        assert np.flatnonzero(got).tolist() == [vocab.eos_id] and not trie._expanded[i]
+    else:
+        assert np.count_nonzero(got) > 1 and trie._expanded[i]
 
 
 @pytest.mark.parametrize("whitespace", ["lesson", "flexible"])
