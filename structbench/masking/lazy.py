@@ -77,10 +77,11 @@ class TrieDense(LazyDense):
         super().__init__(machine, boundaries, vocab)
 
     def id_of(self, state) -> int:
-        i = self._ids.get(state)
-        if i is not None:  # most calls: a state met before
+        n = len(self.states)
+        i = self._ids.setdefault(state, n)  # (one hash of the state, not a lookup and then an insert)
+        if i != n:  # most calls: a state met before
             return i
-        i = self._number(state, self.machine.can_end(state))  # (LazyDense.id_of, not looked up again)
+        self._number(state, self.machine.can_end(state))  # (LazyDense.id_of's numbering)
         if self.compiled:  # new: inside a string or key, the walk reads on in string mode
             found = self._content_at(i)
             if found is not None:
@@ -126,12 +127,13 @@ class TrieDense(LazyDense):
         d), not asked of the machine again (string_content, and the string's stack at d=0 hashed to find its rows)."""
         dfa, at = self._content[i]
         state = self.machine.with_string_state(self.states[i], d, dfa)  # (a key's DFA known: not looked up again)
-        j = self._ids.get(state)
-        if j is not None:
+        n = len(self.states)
+        j = self._ids.setdefault(state, n)
+        if j != n:
             return j
         # Numbered as LazyDense numbers (TrieDense.id_of would ask the machine for what follows). Inside a string, a
         # key or a literal a value is open, so the output may not end; inside a number it may (its DFA ends open).
-        j = self._number(state, getattr(dfa, "ends_open", False) and self.machine.can_end(state))
+        self._number(state, getattr(dfa, "ends_open", False) and self.machine.can_end(state))
         self._content[j] = (dfa, d)
         if self.compiled:
             self._enter[j] = self._enter[i] - at + d
@@ -217,10 +219,13 @@ class TrieDense(LazyDense):
             allowed, steps = super().mask(i)
             return pack_bits(allowed), steps
         vc, index, n_bytes = self._walk_setup or self._set_up_walks()
+        reads_nothing = self._enter[i] < 0 and not self._expanded[i] and self._hints_of(i)[0] == ""
+        if reads_nothing and self._accepting[i]:  # the value done, no whitespace after it: the end token alone
+            return vc.end_only_bits, 0
         bits = np.zeros(n_bytes, dtype=np.uint8)
         if self._accepting[i]:
             bits[vc.eos_id >> 3] |= np.uint8(1 << (vc.eos_id & 7))
-        if index is None:  # a vocabulary of no token but the end
+        if index is None or reads_nothing:  # a vocabulary of no token but the end; a state that reads no character
             return bits.view("<i4"), 0
         strings = self._strings
         counted = 0
@@ -238,8 +243,6 @@ class TrieDense(LazyDense):
         else:
             start, mode = i, trie_walk.MACHINE
             if not self._expanded[i]:  # the whole row: the first level needs nearly every class, and its loops
-                if self._hints_of(i)[0] == "":  # it reads no character (the value is done): the end token or nothing
-                    return bits.view("<i4"), 0
                 self._expand([i])
             total, refuses_controls = bool(self._total[i]), bool(self._quiet[i])  # (_note_loops)
         if total:  # any run of plain characters is read from here: every plain token at once, their subtrees skipped

@@ -430,14 +430,16 @@ class LazyDense:
 
     def id_of(self, state) -> int:
         """The number of a machine state (numbered now if new)."""
-        i = self._ids.get(state)
-        if i is None:
-            i = self._number(state, self.machine.can_end(state))
+        n = len(self.states)
+        i = self._ids.setdefault(state, n)  # (one hash of the state, not a lookup and then an insert)
+        if i == n:
+            self._number(state, self.machine.can_end(state))
         return i
 
     def _number(self, state, accepting: bool) -> int:
-        """A new machine state's number (`state` not numbered yet), the table grown where it is full."""
-        i = self._ids[state] = len(self.states)
+        """A new machine state's number, the table grown where it is full. `state` is in `_ids` already, with the
+        number len(states) (id_of and its like put it there as they look it up)."""
+        i = len(self.states)
         self.states.append(state)
         if i >= len(self._expanded):
             self._grow()
@@ -786,6 +788,12 @@ class VocabCodes:
         self.codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
         self.size = len(vocab)
         self.eos_id = vocab.eos_id
+        # The mask of a state that reads no character where the output may end (a value done): the end token alone,
+        # one read-only array for every such state of every schema over this vocabulary.
+        end_only = np.zeros(-(-self.size // 32) * 4, dtype=np.uint8)
+        end_only[self.eos_id >> 3] |= np.uint8(1 << (self.eos_id & 7))
+        end_only.flags.writeable = False
+        self.end_only_bits = end_only.view("<i4")
 
 
 def vocab_codes(vocab: Vocabulary) -> VocabCodes:
