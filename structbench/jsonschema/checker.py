@@ -471,9 +471,7 @@ class SchemaChecker(ObjectKeys):
             elif frame.phase == KEY or frame.phase == AFTER_COMMA:
                 reads = (self._key_as_read if frame.phase == KEY else self._after_comma_as_read)(frame, reach)
                 if reads is not None:  # its text and node are read in `reads` as far as a token reads them
-                    # frame._replace(node=-1, text=_KEY_AS_READ, at=0, seen=reads), built at once (every key's state)
-                    kind, _, phase, _, _, _, *rest = frame
-                    return tuple.__new__(Frame, (kind, -1, phase, _KEY_AS_READ, 0, reads, *rest))
+                    return frame._replace(seen=reads, text=_KEY_AS_READ, node=-1, at=0)
             if reads is not None:
                 return frame._replace(seen=reads)
         return frame

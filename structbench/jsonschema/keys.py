@@ -165,9 +165,14 @@ class ObjectKeys:
         return node.required <= frame.seen
 
     def _seen_may_be_read(self, frame: Frame) -> bool:
-        """Whether `_seen_as_read` may settle this object's used keys (told by its node and key order alone)."""
-        node = self.nodes[frame.node]
-        return not (self._ordered or node.max_props is not None or node.distinct_keys)
+        """Whether `_seen_as_read` may settle this object's used keys (told by its node and key order alone: asked
+        once per node)."""
+        found = self._seen_readable.get(frame.node)
+        if found is None:
+            node = self.nodes[frame.node]
+            found = self._seen_readable[frame.node] = not (self._ordered or node.max_props is not None
+                                                           or node.distinct_keys)
+        return found
 
     def _seen_as_read(self, frame: Frame, reach):
         """What a token can find out about an object's used keys (`seen`) from below a value of the object, or
@@ -181,15 +186,11 @@ class ObjectKeys:
         None where that does not settle it: an object whose count or repeat rule reads `seen` in other ways
         (maxProperties, distinct keys), keys in schema order, or an opening that reads on to a value. Equal
         answers: no token tells the two apart."""
-        may = self._seen_readable.get(frame.node)
-        if may is None:
-            may = self._seen_readable[frame.node] = self._seen_may_be_read(frame)
-        if not may:
+        if not self._seen_may_be_read(frame):
             return None
         # Kept by the fields that outlast a value (the object's frame after it is those and AFTER_VALUE's defaults):
         # a key's every character asks again, with the same used keys
-        kept = self._reads_by_reach.get(id(reach))
-        reads = kept[1] if kept is not None and kept[0] is reach else self._reads_for(reach)
+        reads = self._reads_for(reach)
         key = (frame.node, frame.at, frame.seen, frame.count, frame.alts)
         found = reads.get(key, False)
         if found is False:

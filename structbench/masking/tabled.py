@@ -187,8 +187,6 @@ class _Partition:
     ascii: list[int]  # the class of each ASCII character by its code: a list index, where most advances' are
 
 
-
-
 _PARTITIONS: dict[bytes, _Partition] = {}
 _MAX_PARTITIONS = 64  # schemas naming non-ASCII characters have partitions of their own: the oldest are let go
 
@@ -436,8 +434,8 @@ class LazyDense:
             self._number(state, self.machine.can_end(state))
         return i
 
-    def _number(self, state, accepting: bool) -> int:
-        """A new machine state's number, the table grown where it is full. `state` is in `_ids` already, with the
+    def _number(self, state, accepting: bool) -> None:
+        """Numbers a new machine state, the table grown where it is full. `state` is in `_ids` already, with the
         number len(states) (id_of and its like put it there as they look it up)."""
         i = len(self.states)
         self.states.append(state)
@@ -445,7 +443,6 @@ class LazyDense:
             self._grow()
         if accepting:  # (the arrays start False)
             self._accepting[i] = True
-        return i
 
     def _grow(self) -> None:
         """The per-state arrays, twice as long."""
