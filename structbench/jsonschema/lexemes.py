@@ -66,16 +66,25 @@ def number_lexeme(dfa: DFA) -> NumberLexeme | None:
 @cache
 def _unbounded() -> dict[tuple, NumberLexeme]:
     """The lexemes of the numbers no keyword bounds (an integer; a number in either syntax), by their DFA's moves,
-    accepting states and start (number_language trims the DFA it compiles: these are what it returns for them)."""
-    from structbench.jsonschema.scalars import INTEGER, JSON_NUMBER, PLAIN_NUMBER
+    accepting states and start (number_language returns unbounded_number_dfa for them)."""
+    from structbench.jsonschema.scalars import UNBOUNDED_NUMBERS
+
+    found = {}
+    for pattern in UNBOUNDED_NUMBERS:
+        dfa = unbounded_number_dfa(pattern)
+        found[(dfa.moves, dfa.accepting, dfa.start)] = NumberLexeme(dfa)
+    return found
+
+
+@cache
+def unbounded_number_dfa(pattern: str) -> DFA:
+    """The trimmed DFA of a number no keyword bounds (`pattern` one of scalars.UNBOUNDED_NUMBERS): JSON's number
+    syntax, nothing of a schema, so one for every schema, built once per process and kept through a cold start as
+    its lexeme is (a fresh schema's integer does not compile JSON's number grammar again: a fifth of a compile)."""
     from structbench.regular.automata import trim
     from structbench.regular.dfa import compile_pattern
 
-    found = {}
-    for pattern in (INTEGER, JSON_NUMBER, PLAIN_NUMBER):
-        dfa = trim(compile_pattern(pattern))
-        found[(dfa.moves, dfa.accepting, dfa.start)] = NumberLexeme(dfa)
-    return found
+    return trim(compile_pattern(pattern))
 
 
 class LiteralLexeme:

@@ -18,6 +18,7 @@ from structbench.errors import (
     UnsupportedSchema,
 )
 from structbench.jsonschema.keywords import CHECKED_FORMATS, REFEREE_FORMATS
+from structbench.jsonschema.lexemes import unbounded_number_dfa
 from structbench.jsonschema.nodes import lone_surrogate, number_spellings
 from structbench.limits import current as limits
 from structbench.limits import limit_note
@@ -46,6 +47,7 @@ MULTIPLES = "only whole numbers up to limits.max_multiple_of and powers of ten b
 PLAIN_NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"
 JSON_NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
 INTEGER = r"-?(?:0|[1-9][0-9]*)"
+UNBOUNDED_NUMBERS = (INTEGER, JSON_NUMBER, PLAIN_NUMBER)  # one DFA each for every schema (lexemes.unbounded_number_dfa)
 
 
 def string_language(s: dict, path: str, literals):
@@ -191,6 +193,8 @@ def number_language(types: frozenset, s: dict, path: str, numbers: str, literals
         regexes = [JSON_NUMBER]
     if any(r is None for r in regexes):
         return None
+    if len(regexes) == 1 and regexes[0] in UNBOUNDED_NUMBERS and multiple is None and literals is None:
+        return unbounded_number_dfa(regexes[0])  # JSON's number syntax alone: built once per process, trimmed
     dfas = [compile_pattern(r) for r in regexes]
     if integer_only and multiple is not None:
         k = as_int(multiple)

@@ -6,6 +6,10 @@ per pattern, format and bound (structbench.regular.kept), the hints' class masks
 (tabled.forget_partitions), and the prefix-tree index of a partition with non-ASCII classes. A corpus run is served by
 them as a server would be; one task compiled again would be served by its own earlier compile, which is not a
 fresh schema. The speed sweep's cold starts (`cold_starts`) call :func:`cold_start` before each compile.
+
+What holds nothing of any schema is not forgotten, as a server builds it once: JSON's own syntax for a free string,
+an unbounded integer or number (its DFA, structbench.jsonschema.lexemes.unbounded_number_dfa) and the literals, with
+their string-mode tables per class partition.
 """
 
 from __future__ import annotations

@@ -17,10 +17,11 @@ from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
 from structbench.jsonschema.checker import SchemaChecker
 from structbench.jsonschema.lexemes import literal_lexeme, number_lexeme
+from structbench.jsonschema.scalars import INTEGER
 from structbench.masking import LazyDense, PatternMachine, TrieDense, machine_boundaries, trie_walk, unpack_bits
 from structbench.masking.cold_start import cold_start
 from structbench.masking.tabled import pattern_boundaries
-from structbench.regular import compile_pattern
+from structbench.regular import compile_pattern, trim
 from structbench.regular.dfa import next_states
 
 SCHEMAS = {
@@ -1146,17 +1147,25 @@ def test_a_numbers_lexeme_table_is_its_dfas_moves_ended_open(schema, numbers):
 
 
 def test_unbounded_numbers_share_one_lexeme_across_cold_starts(vocab):
-    """An unbounded integer's or number's lexeme is one for every schema, kept through a cold start (its tables are
-    JSON's number syntax over the vocabulary's classes); a bounded number's is its own DFA's, made anew."""
-    def lexeme(schema):
-        checker = SchemaChecker(schema, "any", "lesson")
-        return number_lexeme(checker.nodes[checker.root].number_dfa)
+    """An unbounded integer's or number's DFA and lexeme are one for every schema, kept through a cold start (JSON's
+    number syntax: a fresh schema does not compile it again, and its tables over the vocabulary's classes are made
+    once); a bounded number's, or one with a multipleOf, is its own, made anew, and accepts what its keywords say."""
+    def dfa(schema):
+        return SchemaChecker(schema, "any", "lesson").nodes[0].number_dfa
 
-    first = [lexeme({"type": "integer"}), lexeme({"type": "number"}), lexeme({"type": "integer", "maximum": 9})]
+    schemas = [{"type": "integer"}, {"type": "number"}, {"type": "integer", "maximum": 9},
+               {"type": "integer", "multipleOf": 3}]
+    first = [dfa(s) for s in schemas]
     cold_start(vocab)
-    again = [lexeme({"type": "integer"}), lexeme({"type": "number"}), lexeme({"type": "integer", "maximum": 9})]
+    again = [dfa(s) for s in schemas]
     assert again[0] is first[0] and again[1] is first[1] and first[0] is not first[1]
-    assert again[2] is not first[2] and again[2].dfa == first[2].dfa
+    assert [number_lexeme(d) for d in again[:2]] == [number_lexeme(d) for d in first[:2]]
+    assert again[0] == trim(compile_pattern(INTEGER))  # the DFA number_language compiled before it was kept
+    for k in (2, 3):
+        assert again[k] is not first[k] and again[k] == first[k] and number_lexeme(again[k]) is not number_lexeme(
+            first[k])
+    assert [again[2].accepts(t) for t in ("9", "10", "-4")] == [True, False, True]
+    assert [again[3].accepts(t) for t in ("9", "10", "-4")] == [True, False, False]
 
 
 def masks_after(vocab, schema: dict, prefixes: list[str]) -> tuple:
