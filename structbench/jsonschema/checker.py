@@ -451,6 +451,8 @@ class SchemaChecker(ObjectKeys):
         # In a key, or after a comma before one, no token reaches below the object (it would have to close it,
         # after the key, a colon and a value; TokenReach.member_pops): the top alone is the key, marked as such.
         if top.kind == OBJECT and top.phase in _MEMBER_NEXT and not reach.member_pops:
+            if top.phase == KEY:  # (a key's every character is a new frame: not looked up by it, nor kept per frame)
+                return _TOP_ALONE, parts.setdefault(self._mask_frame(top, reach), len(parts))
             got = frames.get(top)
             if got is None:
                 got = frames[top] = parts.setdefault(self._mask_frame(top, reach), len(parts))

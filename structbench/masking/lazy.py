@@ -136,7 +136,7 @@ class TrieDense(LazyDense):
         self._number(state, getattr(dfa, "ends_open", False) and self.machine.can_end(state))
         self._content[j] = (dfa, d)
         if self.compiled:
-            self._enter[j] = self._enter[i] - at + d
+            self._enter[j] = self._enter.item(i) - at + d
         return j
 
     def step_text(self, i: int, text: str) -> int | None:
