@@ -247,6 +247,23 @@ _WHOLE_CELLS = 1 << 18  # a DFA's table up to this many cells is built whole at 
 _KEPT_PARTITIONS = 8  # a DFA keeps its tables for this many class partitions (and caps), the least recent let go
 
 
+def string_content(dfa, boundaries: np.ndarray, cap: int, unicode_escapes: tuple[str, ...] | None = None):
+    """The DFA's StringContent over this partition, kept on the DFA where its table is whole (read-only then), as
+    its tables are: every string of a free string's, an unbounded number's or a literal's kind, in every schema, has
+    one, not one per constraint (a fifth of a free string's first mask was making it again). A DFA built by rows
+    records which rows a walk made: one per constraint."""
+    key = (np.asarray(boundaries, dtype=np.int64).tobytes(), cap, unicode_escapes)
+    kept = dfa.__dict__.setdefault("_string_contents", {})
+    found = kept.get(key)
+    if found is None:
+        found = StringContent(dfa, boundaries, cap, unicode_escapes)
+        if found.whole:
+            if len(kept) >= _KEPT_PARTITIONS:  # (as _whole_tables: partitions of schemas naming non-ASCII characters)
+                del kept[next(iter(kept))]
+            kept[key] = found
+    return found
+
+
 def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int, unicode_escapes: tuple[str, ...] | None = None):
     """(lex, run, total, loops) for every state of `dfa` at once, kept on it per class partition; None where its
     table would be too big to build whole (then rows are built as the walk meets them). total[d]: from d, every run
@@ -620,7 +637,7 @@ class StringRows:
             found = self._dfas[id(dfa)] = (content, first, own)
             self._kept.append(dfa)  # its id stays its own
             return found
-        content = StringContent(dfa, self.boundaries, self._depth(), self._unicode_escapes)
+        content = string_content(dfa, self.boundaries, self._depth(), self._unicode_escapes)
         if content.whole:
             first = self._stack(content.lex, content.run, content.total)
             if content.loops is not None:  # (rows there start with none: a grown array's fill)
@@ -657,6 +674,7 @@ class StringRows:
 
 
 def _grown(a: np.ndarray, size: int, fill) -> np.ndarray:
-    out = np.full((size,) + a.shape[1:], fill, dtype=a.dtype)
+    out = np.empty((size,) + a.shape[1:], dtype=a.dtype)
     out[:len(a)] = a
+    out[len(a):] = fill  # (filled where new only: a table's rows are copied, not written twice)
     return out

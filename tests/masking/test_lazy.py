@@ -1102,6 +1102,30 @@ def test_objects_with_alike_keys_share_their_key_dfas_and_masks_stay_the_walks(v
     assert dfas["z"] is not dfas["x"] and dfas["z used"] is not dfas["x used"]  # other names
 
 
+def test_a_whole_tables_string_content_is_one_per_dfa_and_partition(vocab):
+    """string_mode.string_content keeps a DFA's StringContent on it where its table is whole (read-only then): the
+    free string's, an unbounded number's, a literal's is one for every constraint, through a cold start; another
+    partition or cap has its own; a DFA built by rows (which records the rows a walk made) has one per call."""
+    from structbench.jsonschema.free_text import FREE_STRING
+    from structbench.masking import string_mode
+
+    first = string_mode.string_content(FREE_STRING, machine_boundaries(), 16)
+    cold_start(vocab)
+    assert string_mode.string_content(FREE_STRING, machine_boundaries(), 16) is first
+    assert string_mode.string_content(FREE_STRING, machine_boundaries({"\u4e00"}), 16) is not first
+    assert string_mode.string_content(FREE_STRING, machine_boundaries(), 17) is not first
+    counter = compile_pattern("[a-z]{0,1000}")
+    saved = string_mode._WHOLE_CELLS
+    string_mode._WHOLE_CELLS = 0  # built by rows
+    try:
+        by_rows = string_mode.string_content(counter, machine_boundaries(), 16)
+        assert not by_rows.whole and string_mode.string_content(counter, machine_boundaries(), 16) is not by_rows
+    finally:
+        string_mode._WHOLE_CELLS = saved
+    whole = string_mode.string_content(counter, machine_boundaries(), 16)
+    assert whole.whole and string_mode.string_content(counter, machine_boundaries(), 16) is whole
+
+
 def test_a_dfa_keeps_its_tables_for_a_few_partitions_the_least_recent_let_go():
     """String mode keeps a DFA's whole tables on it per class partition (the free string's is every checker's),
     at most _KEPT_PARTITIONS of them: a corpus of schemas naming non-ASCII characters does not grow it without
