@@ -187,12 +187,40 @@ class TrieDense(LazyDense):
             c = ascii[o] if o < 128 else bisect_right(bounds, o) - 1
             nxt = self._trans.item(i, c)
             if nxt == self.UNEXPANDED:
+                if k + 1 < n and self._rows_of is None:  # characters follow: stepped on, not numbered (_step_on)
+                    found = self._step_on(i, c, text, k + 1)
+                    if found is None:
+                        return None
+                    i, k = found
+                    continue
                 self._fill_one(i, c)
                 nxt = self._trans.item(i, c)
             if nxt < 0:
                 return None
             i, k = nxt, k + 1
         return i
+
+    def _step_on(self, i: int, c: int, text: str, k: int) -> tuple[int, int] | None:
+        """A token's advance from state i by class c, whose cell is not known, with text[k:] still to read: the
+        machine steps on without numbering the states it passes (after `": ` or `, "`: a space, a quote), until
+        one is numbered already, or inside a string or key (numbered: string mode reads on), or the text ends
+        (numbered: the advance's state). (state, k) where the caller goes on; None where refused. The cell is not
+        kept: most such states had their masks shared, and no walk may ever read their rows (one that does steps
+        it then), while numbering each state a token passes costs more than its step."""
+        before = steps_taken(self.machine)
+        stack = self._step_cell(i, c)
+        n = len(text)
+        while stack is not None:
+            j = self._ids.get(stack)
+            if j is None and (k == n or (self._string_content_of is not None and self._string_content_of(stack))):
+                j = self.id_of(stack)
+            if j is not None:
+                break
+            stack = self.machine.step(stack, text[k])
+            k += 1
+        if self.fuel is not None:
+            self.fuel.spend(steps_taken(self.machine) - before or 1)
+        return None if stack is None else (j, k)
 
     def _grow(self) -> None:
         """LazyDense's arrays and this one's, twice as long."""

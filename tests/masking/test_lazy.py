@@ -255,6 +255,30 @@ def test_a_value_done_is_masked_without_its_row(vocab, whitespace):
         assert np.count_nonzero(got) > 1 and trie._expanded[i]
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+def test_an_advance_numbers_no_state_it_only_passes_through(vocab, compiled):
+    """A token's advance through cells not known yet steps the machine on and numbers only the states it stops at:
+    one inside a string or key (string mode reads on there), one numbered already, and where the token ends; the
+    states between (an object's colon, the space after it) are not numbered, and their cells are left unknown. The
+    state reached is the machine's, and a refused character refuses the token, at any point of it."""
+    require_llama3(vocab)
+    if compiled and not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    schema = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
+              "additionalProperties": False}
+    checker = SchemaChecker(schema, "any", "lesson")
+    trie = TrieDense(checker, machine_boundaries(checker.special_chars()), vocab)
+    trie.compiled = trie.compiled and compiled
+    start = trie.id_of(checker.start())
+    for text in ['{"a": "xy', '{"a": "xy", "b": 12', '{"b": 7}', '{"b"', '{"a": ']:
+        got = trie.step_text(start, text)
+        assert trie.states[got] == checker.feed(checker.start(), text), text
+    passed = [st for st in trie.states if st[-1].kind == "object" and st[-1].phase in ("colon", "value")]
+    assert passed == [checker.feed(checker.start(), t) for t in ('{"b"', '{"a": ')]  # where a token ended
+    assert trie.step_text(start, '{"a": x') is None and trie.step_text(start, '{"a": "x", "b') is not None
+    assert trie.step_text(start, '{"a": "x", "a') is None and trie.step_text(start, '{"c') is None
+
+
 @pytest.mark.parametrize("whitespace", ["lesson", "flexible"])
 @pytest.mark.parametrize("name", ["free object", "strict object, maxLength", "unions in an object"])
 def test_rows_copied_from_a_whitespace_twin_give_the_token_walks_masks(vocab, name, whitespace):
