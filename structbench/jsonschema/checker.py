@@ -51,6 +51,7 @@ from structbench.jsonschema.frames import (
     Frame,
     Phase,
     Stack,
+    with_at,
 )
 from structbench.jsonschema.free_text import FREE_STRING
 from structbench.jsonschema.keys import OTHER, ObjectKeys
@@ -427,7 +428,7 @@ class SchemaChecker(ObjectKeys):
         dfa: the DFA `string_content` gave for this stack, where the caller has it (a key's is found again else)."""
         top = stack[-1]
         if top.kind == STRING or top.kind == NUMBER or top.kind == LITERAL:
-            return stack if top.at == at else stack[:-1] + (top._replace(at=at),)
+            return stack if top.at == at else stack[:-1] + (with_at(top, at),)
         frame = (self.key_trie(top) if dfa is None else dfa).frame_at(top, at)
         return stack if frame is top else stack[:-1] + (frame,)
 

@@ -80,6 +80,21 @@ def _replaced(frame: Frame, **changes) -> Frame:
 
 
 Frame._replace = _replaced  # (NamedTuple's class body may not define it)
+_TEXT, _AT = _FIELD_AT["text"], _FIELD_AT["at"]
+
+
+def with_text(frame: Frame, text: str) -> Frame:
+    """frame._replace(text=text), at two thirds of its cost: a key's frame at a state of its DFA (an advance's)."""
+    values = list(frame)
+    values[_TEXT] = text
+    return tuple.__new__(Frame, values)
+
+
+def with_at(frame: Frame, at: int) -> Frame:
+    """frame._replace(at=at), as with_text: a string's, number's or literal's frame at a state of its DFA."""
+    values = list(frame)
+    values[_AT] = at
+    return tuple.__new__(Frame, values)
 
 Stack = tuple  # of Frame, innermost last
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from structbench.jsonschema.frames import with_text
 from structbench.jsonschema.free_text import (
     ESCAPABLE_BOUNDS,
     escape_rows,
@@ -57,7 +58,7 @@ class KeyTrie:
     def frame_at(self, top, d: int):
         """The key frame `top` at state d."""
         text = self.texts[d]
-        return top if top.text == text else top._replace(text=text)
+        return top if top.text == text else with_text(top, text)
 
     def table_parts(self) -> tuple:
         """What string_tables builds its table from, for string mode's compiled build of the same table

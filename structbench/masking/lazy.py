@@ -155,15 +155,16 @@ class TrieDense(LazyDense):
                 if content_states is None:  # (per DFA, kept: asked at every advance inside a string or key)
                     content_states = self._content_states[id(dfa)] = strings.content(dfa).content_states
                 at_row = lex_row.item(base + d)  # (lex_row holds a DFA's own rows where it overrides a shared table)
-                row = lex[at_row] if at_row > 0 else strings.lex_of(dfa, d)
+                row = None if at_row > 0 else strings.lex_of(dfa, d)  # (0: a row not made yet, built by rows)
                 while k < n:
                     o = ord(text[k])
-                    nxt = row.item(ascii[o] if o < 128 else bisect_right(bounds, o) - 1)
+                    c = ascii[o] if o < 128 else bisect_right(bounds, o) - 1
+                    nxt = lex.item(at_row, c) if row is None else row.item(c)  # (a cell, not a row view a character)
                     if not 0 <= nxt < content_states:  # refused, or the quote or the backslash: the machine's
                         break
                     if nxt != d:  # (a free string's content stays in one state: its row stays)
                         d, at_row = nxt, lex_row.item(base + nxt)
-                        row = lex[at_row] if at_row > 0 else strings.lex_of(dfa, d)  # (0: a row not made yet)
+                        row = None if at_row > 0 else strings.lex_of(dfa, d)
                     k += 1
                 if k < n and nxt == trie_walk.CLOSE:  # the closing quote where a walk has found what follows it
                     closed = strings.closes.item(base + d)

@@ -1,0 +1,20 @@
+"""The checker's frames: the fast field replacements the advance uses are namedtuple's _replace."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from structbench.jsonschema.frames import Frame, Kind, Phase, with_at, with_text
+
+FRAMES = st.builds(Frame, st.sampled_from(list(Kind)), st.integers(-1, 50), st.sampled_from(list(Phase)),
+                   st.text(max_size=5), st.integers(0, 9), st.frozensets(st.text(max_size=3), max_size=3),
+                   st.sampled_from(["", "\\", "\\u00"]), st.integers(0, 5), st.integers(0, 2), st.integers(-1, 9))
+
+
+@given(FRAMES, st.text(max_size=6), st.integers(0, 99))
+def test_with_text_and_with_at_are_replace(frame, text, at):
+    """with_text and with_at give the frame _replace gives (a Frame, equal, hashing alike), one field changed."""
+    for got, want in ((with_text(frame, text), frame._replace(text=text)), (with_at(frame, at), frame._replace(at=at))):
+        assert type(got) is Frame and got == want and hash(got) == hash(want)
+    assert with_text(frame, text)[:3] == frame[:3] and with_at(frame, at).text == frame.text
