@@ -96,6 +96,7 @@ def with_at(frame: Frame, at: int) -> Frame:
     values[_AT] = at
     return tuple.__new__(Frame, values)
 
+
 Stack = tuple  # of Frame, innermost last
 
 WHITESPACE_POLICIES = ("lesson", "compact", "flexible")
