@@ -247,20 +247,36 @@ _WHOLE_CELLS = 1 << 18  # a DFA's table up to this many cells is built whole at 
 _KEPT_PARTITIONS = 8  # a DFA keeps its tables for this many class partitions (and caps), the least recent let go
 
 
+def _recalled(dfa, name: str, key):
+    """What `dfa` keeps under `name` for `key` (a partition's boundaries as bytes, a cap, the escapes), made the most
+    recent of what it keeps there; None where it keeps none."""
+    kept = dfa.__dict__.setdefault(name, {})
+    found = kept.pop(key, None)
+    if found is not None:
+        kept[key] = found  # the most recent last: the partition let go first is the one used longest ago
+    return found
+
+
+def _keep(dfa, name: str, key, value) -> None:
+    """Keep `value` on `dfa` under `name` for `key` (_recalled first), for at most _KEPT_PARTITIONS keys: schemas
+    naming non-ASCII characters have partitions of their own, and the one used longest ago is let go."""
+    kept = dfa.__dict__[name]
+    if len(kept) >= _KEPT_PARTITIONS:
+        del kept[next(iter(kept))]
+    kept[key] = value
+
+
 def string_content(dfa, boundaries: np.ndarray, cap: int, unicode_escapes: tuple[str, ...] | None = None):
     """The DFA's StringContent over this partition, kept on the DFA where its table is whole (read-only then), as
     its tables are: every string of a free string's, an unbounded number's or a literal's kind, in every schema, has
     one, not one per constraint (a fifth of a free string's first mask was making it again). A DFA built by rows
     records which rows a walk made: one per constraint."""
     key = (np.asarray(boundaries, dtype=np.int64).tobytes(), cap, unicode_escapes)
-    kept = dfa.__dict__.setdefault("_string_contents", {})
-    found = kept.get(key)
+    found = _recalled(dfa, "_string_contents", key)
     if found is None:
         found = StringContent(dfa, boundaries, cap, unicode_escapes)
         if found.whole:
-            if len(kept) >= _KEPT_PARTITIONS:  # (as _whole_tables: partitions of schemas naming non-ASCII characters)
-                del kept[next(iter(kept))]
-            kept[key] = found
+            _keep(dfa, "_string_contents", key, found)
     return found
 
 
@@ -270,10 +286,8 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int, unicode_e
     of plain characters as long as a token is read (a walk starting there allows every plain token at once:
     TokenTrie.plain_tokens); loops: `_loop_bits`."""
     key = (codes.tobytes(), cap, unicode_escapes)
-    kept = dfa.__dict__.setdefault("_string_mode_tables", {})
-    found = kept.pop(key, None)
+    found = _recalled(dfa, "_string_mode_tables", key)
     if found is not None:
-        kept[key] = found  # the most recent last: the partition let go first is the one used longest ago
         return found
     if hasattr(dfa, "table_parts") and trie_walk.compiled():  # a key's tree of names: its tables, compiled
         found = trie_walk.key_trie_tables(dfa.table_parts(), dfa.n_states, codes, trie_walk.CLOSE, trie_walk.EXIT, cap)
@@ -290,9 +304,7 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int, unicode_e
     else:
         return None
     found = (*found, _loop_bits(found[0]))
-    if len(kept) >= _KEPT_PARTITIONS:  # schemas naming non-ASCII characters have partitions of their own
-        del kept[next(iter(kept))]
-    kept[key] = found
+    _keep(dfa, "_string_mode_tables", key, found)
     return found
 
 
