@@ -76,12 +76,15 @@ class TrieDense(LazyDense):
         self._awaiting: dict[int, list[tuple[int, str, str]]] = {}  # per twin not expanded yet: (state, ws, reads)
         super().__init__(machine, boundaries, vocab)
 
-    def id_of(self, state) -> int:
+    def id_of(self, state, content=_UNASKED) -> int:
+        """content: the machine's `string_content` of the state, where the caller has asked for it already."""
         n = len(self.states)
         i = self._ids.setdefault(state, n)  # (one hash of the state, not a lookup and then an insert)
         if i != n:  # most calls: a state met before
             return i
         self._number(state, self.machine.can_end(state))  # (LazyDense.id_of's numbering)
+        if content is not _UNASKED:
+            self._content[i] = content
         if self.compiled:  # new: inside a string or key, the walk reads on in string mode
             found = self._content_at(i)
             if found is not None:
@@ -213,8 +216,10 @@ class TrieDense(LazyDense):
         n = len(text)
         while stack is not None:
             j = self._ids.get(stack)
-            if j is None and (k == n or (self._string_content_of is not None and self._string_content_of(stack))):
-                j = self.id_of(stack)
+            if j is None:
+                content = self._string_content_of(stack) if self._string_content_of is not None else None
+                if k == n or content is not None:
+                    j = self.id_of(stack, content)  # (its string content asked once)
             if j is not None:
                 break
             stack = self.machine.step(stack, text[k])
