@@ -299,8 +299,9 @@ def _counted(min_len: int, max_len: int | None) -> DFA:
     moves = [((0, MAX_CODE_POINT, k + 1),) for k in range(top)]
     moves.append(((0, MAX_CODE_POINT, top),) if max_len is None else ())
     # Valid as made (one move over every code point, to the next state): not checked move by move (a maxLength of
-    # 50,000 took 0.2 s to check and scan), and its non-ASCII ends are the last code point's, where it has a move.
+    # 50,000 took 0.2 s to check and scan), and it has no non-ASCII ends (dfa.row_non_ascii_codes: every move is
+    # over all code points).
     dfa = DFA.of_checked_moves(tuple(moves), frozenset(range(min_len, top + 1)))
-    dfa.__dict__["_non_ascii_ends"] = frozenset({chr(MAX_CODE_POINT)}) if any(moves) else frozenset()
+    dfa.__dict__["_non_ascii_ends"] = frozenset()
     dfa.__dict__["_length_counter"] = (min_len, max_len)  # what intersect's shortcut reads (_counted_product)
     return dfa

@@ -1277,3 +1277,30 @@ def test_a_literals_letters_make_no_machine_state(vocab):
     # the first letters' states, and the prefixes' own ("t", "fal")
     assert read <= {("true", 1), ("false", 1), ("null", 1), ("false", 3)}, read
     assert len({(st[-1].text, st[-1].at) for st in plain.states if st[-1].kind == "literal"}) > len(read)
+
+
+def test_a_range_to_the_last_code_point_names_no_class(vocab):
+    """A maxLength counter's moves and `[^<>]`'s run to the last code point: the code points' end is a class boundary
+    already, so such a schema's classes are the shared ones (no index of the vocabulary of its own), and its masks
+    are those the finer partition that named the last code point gave, at every state an instance and random
+    detours reach. A non-ASCII property name still has its classes."""
+    require_llama3(vocab)
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    schema = {"type": "object", "properties": {"note": {"type": "string", "maxLength": 12},
+                                               "tag": {"type": "string", "pattern": "^[^<>]*$"}}}
+    value = {"note": "h\u00e9llo w\u00f6rld", "tag": "na\u00efve caf\u00e9"}
+    checker = SchemaChecker(schema, "any", "lesson")
+    assert checker.special_chars() == set()
+    assert np.array_equal(machine_boundaries(checker.special_chars()), machine_boundaries())
+    assert SchemaChecker({"type": "object", "properties": {"\u00e9t\u00e9": {}}}).special_chars() == {"\u00e9"}
+    shared = TrieDense(checker, machine_boundaries(), vocab)
+    finer = TrieDense(SchemaChecker(schema, "any", "lesson"), machine_boundaries({chr(0x10FFFF)}), vocab)
+    assert len(finer.boundaries) == len(shared.boundaries) + 1
+    plain = LazyDense(SchemaChecker(schema, "any", "lesson"), machine_boundaries(), vocab)
+    states = reached_states(checker, plain, vocab, value, np.random.default_rng(5))
+    for i in states:
+        got, _ = shared.mask(shared.id_of(plain.states[i]))
+        want, _ = finer.mask(finer.id_of(plain.states[i]))
+        assert np.array_equal(got, want), (plain.states[i][-1], np.flatnonzero(got != want)[:10])
+    assert len(set(states)) > 10
