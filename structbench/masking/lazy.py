@@ -361,17 +361,33 @@ class TrieDense(LazyDense):
 
     def _few_now(self, i: int) -> None:
         """State i's row now, where it may read only a few characters (after a string or a number: a colon, a comma
-        or a closing bracket, a space), and after a key's colon the value's, where it may start with few."""
-        if i >= 0 and not self._expanded[i] and self._content_at(i) is None:
-            may = self._hints_of(i)[0]
-            if may is not None and len(may) <= _FEW:
-                self._expand([i])
-                # After a key, its colon: the value's first characters now too, where they are few (a typed value)
-                colon = int(self._trans[i, self._class_indexes(":")[0]]) if ":" in may else -1
-                if colon >= 0 and not self._expanded[colon] and self._content_at(colon) is None:
-                    may = self._hints_of(colon)[0]
-                    if may is not None and len(may) <= _FEW_VALUE:
-                        self._expand([colon])
+        or a closing bracket, a space); and so the rows a token read past them next needs (each a round of the walk
+        else): after a key's colon the value's, where it may start with few, and after that an object's or an
+        array's opening bracket's; after a value's comma what may come next."""
+        if self._few(i, _FEW) is not None:
+            value = self._few_after(i, ":", _FEW_VALUE)
+            if value is not None:
+                self._few_after(value, "{", _FEW)
+                self._few_after(value, "[", _FEW_VALUE)
+            self._few_after(i, ",", _FEW)
+
+    def _few(self, i: int, most: int) -> str | None:
+        """State i's row computed now where it is not yet, i is no string's or key's, and it may read at most `most`
+        characters (its may_read hint): those characters, else None."""
+        if i < 0 or self._expanded[i] or self._content_at(i) is not None:
+            return None
+        may = self._hints_of(i)[0]
+        if may is None or len(may) > most:
+            return None
+        self._expand([i])
+        return may
+
+    def _few_after(self, i: int, ch: str, most: int) -> int | None:
+        """_few of the state after `ch` from state i (whose row is computed), where i may read it: that state."""
+        if ch not in self._hints_of(i)[0]:
+            return None
+        j = int(self._trans[i, self._class_indexes(ch)[0]])
+        return j if self._few(j, most) is not None else None
 
     def _after(self, stack, d: int, ch: str) -> int:
         """The machine state after `ch` (the closing quote, a backslash) in the string `stack` is in, its DFA at d

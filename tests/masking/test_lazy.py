@@ -1304,3 +1304,27 @@ def test_a_range_to_the_last_code_point_names_no_class(vocab):
         want, _ = finer.mask(finer.id_of(plain.states[i]))
         assert np.array_equal(got, want), (plain.states[i][-1], np.flatnonzero(got != want)[:10])
     assert len(set(states)) > 10
+
+
+def test_rows_a_token_read_past_a_close_needs_are_made_with_it(vocab):
+    """Where a walk closes a string or a key, the rows a token reading on needs next are made with the close's, not
+    in another round of the walk each: after a value's comma what may come next, and after a key's colon the value's
+    first characters, then an object's or array's opening bracket's."""
+    require_llama3(vocab)
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    schema = {"type": "object", "additionalProperties": False, "properties": {
+        "a": {"type": "string"}, "b": {"type": "object", "properties": {"c": {"type": "integer"}}},
+        "d": {"type": "array", "items": {"type": "integer"}}}}
+    checker = SchemaChecker(schema, "any", "lesson")
+    dense = TrieDense(checker, machine_boundaries(checker.special_chars()), vocab)
+
+    def state(text):
+        return dense.id_of(checker.feed(checker.start(), text))
+
+    dense.mask(state('{"a": "x'))  # its walk reads the string's closing quote
+    assert dense._expanded[state('{"a": "x",')]
+    for key in ("b", "d"):  # its walk closes the key (Llama 3: `":{"`, `":["`)
+        dense.mask(state('{"a": "x", "' + key))
+    for text in ('{"a": "x", "b":', '{"a": "x", "b":{', '{"a": "x", "d":', '{"a": "x", "d":['):
+        assert dense._expanded[state(text)], text
