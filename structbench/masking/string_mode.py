@@ -32,6 +32,7 @@ from structbench.jsonschema.free_text import (
 from structbench.jsonschema.strings import dfa_live_on, escape_candidates
 from structbench.masking import trie_walk
 from structbench.regular.charsets import (
+    MAX_CODE_POINT,
     ascii_own,
     bounds_of,
     json_classes,
@@ -375,24 +376,70 @@ def _unicode_rows(moves: np.ndarray, n: int, prefixes: tuple[str, ...], by_code:
     strings.escape_candidates, which leave out lone surrogates and printable ASCII). That is all a state's rows say,
     so states that say the same (most: one or two groups a DFA) share them: one row per group and prefix, never
     back into the DFA's states, where each hex digit leads to its longer prefix (its case alike), if live, and
-    anything else is refused."""
+    anything else is refused. Every prefix, every group at once (a DFA's table is built inside a walk, where each
+    NumPy call costs several times its work: a call per prefix and per group was most of a small DFA's table)."""
     k = len(prefixes)
-    live = np.zeros((n, k), dtype=bool)  # per state and prefix: may the escape go on? (by_code: the empty prefix's)
-    for j, p in enumerate(prefixes):
-        bounds = _escape_bounds("u" + p)
-        if not p:
-            live[:, j] = by_code
-        elif len(bounds[0]):  # (none: a lone low surrogate's digits)
-            live[:, j] = _live_on(moves, n, bounds)  # (within by_code's: every such escape is a \\u)
-    groups, group_of = np.unique(live @ (1 << np.arange(k, dtype=np.int64)), return_inverse=True)
+    # Per state, the prefixes on which the escape may go on, as bits (the empty prefix's: by_code)
+    starts, ends, owner = _escape_sets(prefixes)
+    code = np.where(by_code, np.int64(1) << prefixes.index(""), 0)
+    if len(starts):
+        # Each move against every prefix's set at once: prefix j's intervals are shifted by j * _SPAN, so one
+        # sorted search finds, per (prefix, move), the last interval starting at or below the move's end
+        shift = np.arange(k, dtype=np.int64)[:, None] * _SPAN
+        lo, hi = moves[:, 1][None, :] + shift, moves[:, 2][None, :] + shift
+        last = np.searchsorted(starts, hi, side="right") - 1
+        at = np.maximum(last, 0)
+        met = (last >= 0) & (ends[at] >= lo) & (owner[at] == np.arange(k)[:, None])
+        bits = (met * (np.int64(1) << np.arange(k, dtype=np.int64))[:, None]).sum(axis=0)  # per move (each bit once)
+        np.bitwise_or.at(code, moves[:, 0], bits)
+    if k <= _FEW_PREFIXES:  # the groups by a table over every code: a sort's cost is most of a small DFA's rows
+        present = np.zeros(1 << k, dtype=bool)
+        present[code] = True
+        groups = np.flatnonzero(present)
+        group_of = np.cumsum(present)[code] - 1
+    else:
+        groups, group_of = np.unique(code, return_inverse=True)
+        group_of = group_of.reshape(-1)
+    rows = _group_rows(prefixes, n_classes, tuple(groups.tolist()))
+    rows = np.where(rows >= 0, rows + np.int32(first), np.int32(-1))
+    return np.where(by_code, first + group_of * k + prefixes.index(""), -1).astype(np.int32), rows
+
+
+@functools.lru_cache(maxsize=256)
+def _group_rows(prefixes: tuple[str, ...], n_classes: int, groups: tuple[int, ...]) -> np.ndarray:
+    """_unicode_rows' rows for these groups (each a code: the prefixes its states go on by, as bits), numbered from
+    0: each hex digit to its longer prefix's row in its group, if live, anything else -1. A few sets of groups
+    recur in every DFA whose strings admit non-ASCII characters."""
+    k = len(prefixes)
     longer = _prefix_moves(prefixes, n_classes)  # per prefix and class: the longer prefix, -1 none
     to = np.where(longer >= 0, longer, 0)
-    rows = np.full((len(groups) * k, n_classes), -1, dtype=np.int32)
-    for g, code in enumerate(groups.tolist()):
-        says = (code >> np.arange(k)) & 1 == 1
-        live_to = (longer >= 0) & says[to] & says[:, None]  # (a prefix the group refuses has no row pointed at)
-        rows[g * k:(g + 1) * k] = np.where(live_to, first + g * k + to, -1)
-    return np.where(by_code, first + group_of.reshape(-1) * k + prefixes.index(""), -1).astype(np.int32), rows
+    says = (np.array(groups, dtype=np.int64)[:, None] >> np.arange(k)) & 1 == 1  # per group and prefix
+    live_to = (longer >= 0)[None] & says[:, to] & says[:, :, None]  # (a prefix the group refuses has no row pointed at)
+    base = np.arange(len(groups), dtype=np.int64)[:, None, None] * k
+    rows = np.where(live_to, base + to[None], -1).astype(np.int32).reshape(len(groups) * k, n_classes)
+    rows.flags.writeable = False
+    return rows
+
+
+_SPAN = MAX_CODE_POINT + 2  # one prefix's code points apart from the next's (_unicode_rows)
+_FEW_PREFIXES = 16  # up to this many prefixes (Llama 3's and Qwen's: 6), a state's group is found in a table of 2**k
+
+
+@functools.cache
+def _escape_sets(prefixes: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every non-empty prefix's `_escape_bounds` in one sorted array, prefix j's shifted by j * _SPAN: (starts, ends,
+    the prefix each interval is of)."""
+    starts, ends, owner = [], [], []
+    for j, p in enumerate(prefixes):
+        if p:
+            s, e = _escape_bounds("u" + p)
+            starts.append(np.asarray(s, dtype=np.int64) + j * _SPAN)
+            ends.append(np.asarray(e, dtype=np.int64) + j * _SPAN)
+            owner.append(np.full(len(s), j, dtype=np.int64))
+    out = tuple(np.concatenate(a) if a else np.zeros(0, dtype=np.int64) for a in (starts, ends, owner))
+    for a in out:
+        a.flags.writeable = False
+    return out
 
 
 @functools.cache
