@@ -646,6 +646,45 @@ def test_a_checked_strings_unicode_escapes_are_read_as_far_as_tokens_go(schema):
     assert (content.n_rows > 2 * n) == bool(read)  # (and no rows for them)
 
 
+@pytest.mark.parametrize("prefixes", [
+    ("", "b", "c", "d", "f", "ff"),  # Llama 3's and Qwen's: a state's group found in a table of codes
+    ("", "0", "00", "00e", "0e", "1", "12", "2", "a", "ab", "c", "d", "d8", "d83", "dc", "e", "f", "ff"),  # (sorted)
+])
+def test_unicode_escape_rows_say_per_state_which_prefixes_go_on(prefixes):
+    """string_mode._unicode_rows against its rule, state by state: from a state a `\\u` escape may go on at
+    (by_code), each prefix's hex digits are read exactly while the DFA at that state moves on some character the
+    escape may still stand for (strings.escape_candidates), and the rows reached are the escape rows (from `first`),
+    never the DFA's states; elsewhere the `u` is refused. Both ways of grouping states (a table of codes up to 16
+    prefixes, a sort past that) are checked."""
+    from structbench.jsonschema.strings import dfa_live_on, escape_candidates
+    from structbench.masking import string_mode
+    from structbench.regular.dfa import moves_array
+
+    n_classes = 131
+    rng = np.random.default_rng(7)
+    for pattern in ["^.{0,8}$", "^[^<>]*$", "^[\u00e0-\u00ff]{2,5}x$", "^[\ud800-\udbff]?.$", "^[a-z]+$",
+                    "^(abc|[\u0100-\uffff]{3})$"]:
+        dfa = compile_pattern(pattern)
+        n = dfa.n_states
+        first = 2 * n
+        by_code = rng.random(n) < 0.8
+        u_column, rows = string_mode._unicode_rows(moves_array(dfa), n, prefixes, by_code, first, n_classes)
+        assert rows.shape[1] == n_classes and rows.shape[0] % len(prefixes) == 0
+        for d in range(n):
+            if not by_code[d]:
+                assert u_column[d] == -1
+                continue
+            for p in prefixes[1:]:
+                row = int(u_column[d])
+                for k, h in enumerate(p):
+                    row = int(rows[row - first, ord(h)]) if row >= 0 else -1
+                    live = dfa_live_on(dfa, d, escape_candidates("u" + p[:k + 1]))
+                    assert (row >= 0) == (live and all(dfa_live_on(dfa, d, escape_candidates("u" + p[:j + 1]))
+                                                        for j in range(k))), (pattern, d, p[:k + 1])
+                    assert row < 0 or first <= row < first + len(rows), (pattern, d, p)
+            assert (rows[int(u_column[d]) - first, ord("g")] == -1)  # (no hex digit: refused)
+
+
 @pytest.mark.parametrize("schema, used, escapes", [
     # strict: names with a slash, a quote, a newline and a non-ASCII character, each of which may come escaped
     ({"type": "object", "additionalProperties": False, "properties": {
