@@ -380,16 +380,13 @@ def _unicode_rows(moves: np.ndarray, n: int, prefixes: tuple[str, ...], by_code:
     NumPy call costs several times its work: a call per prefix and per group was most of a small DFA's table)."""
     k = len(prefixes)
     # Per state, the prefixes on which the escape may go on, as bits (the empty prefix's: by_code)
-    starts, ends, owner = _escape_sets(prefixes)
+    sets = _escape_sets(prefixes)
     code = np.where(by_code, np.int64(1) << prefixes.index(""), 0)
-    if len(starts):
-        # Each move against every prefix's set at once: prefix j's intervals are shifted by j * _SPAN, so one
-        # sorted search finds, per (prefix, move), the last interval starting at or below the move's end
+    if len(sets[0]):
+        # Each move against every prefix's set at once: prefix j's intervals and the moves read against them are
+        # shifted by j * _SPAN, so a move meets no other prefix's (one `meets` for all)
         shift = np.arange(k, dtype=np.int64)[:, None] * _SPAN
-        lo, hi = moves[:, 1][None, :] + shift, moves[:, 2][None, :] + shift
-        last = np.searchsorted(starts, hi, side="right") - 1
-        at = np.maximum(last, 0)
-        met = (last >= 0) & (ends[at] >= lo) & (owner[at] == np.arange(k)[:, None])
+        met = meets(moves[:, 1][None, :] + shift, moves[:, 2][None, :] + shift, sets)
         bits = (met * (np.int64(1) << np.arange(k, dtype=np.int64))[:, None]).sum(axis=0)  # per move (each bit once)
         np.bitwise_or.at(code, moves[:, 0], bits)
     if k <= _FEW_PREFIXES:  # the groups by a table over every code: a sort's cost is most of a small DFA's rows
@@ -426,17 +423,16 @@ _FEW_PREFIXES = 16  # up to this many prefixes (Llama 3's and Qwen's: 6), a stat
 
 
 @functools.cache
-def _escape_sets(prefixes: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every non-empty prefix's `_escape_bounds` in one sorted array, prefix j's shifted by j * _SPAN: (starts, ends,
-    the prefix each interval is of)."""
-    starts, ends, owner = [], [], []
+def _escape_sets(prefixes: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Every non-empty prefix's `_escape_bounds` as one set (bounds_of's (starts, ends)), prefix j's shifted by
+    j * _SPAN."""
+    starts, ends = [], []
     for j, p in enumerate(prefixes):
         if p:
             s, e = _escape_bounds("u" + p)
             starts.append(np.asarray(s, dtype=np.int64) + j * _SPAN)
             ends.append(np.asarray(e, dtype=np.int64) + j * _SPAN)
-            owner.append(np.full(len(s), j, dtype=np.int64))
-    out = tuple(np.concatenate(a) if a else np.zeros(0, dtype=np.int64) for a in (starts, ends, owner))
+    out = tuple(np.concatenate(a) if a else np.zeros(0, dtype=np.int64) for a in (starts, ends))
     for a in out:
         a.flags.writeable = False
     return out
