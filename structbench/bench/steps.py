@@ -1,0 +1,208 @@
+"""Where a cold walk's steps go: each step of the fresh experiment's cold walks (a mask, then the advance by the
+answer's token) grouped by how its mask was found and by the state it was asked at.
+
+    python -m structbench.bench.steps [--every 10] [--offset 0] [--limit N] [--strategy lazy] [--vocab llama3]
+
+A mask is `cached` (its state's mask was made before: a table read), `shared` (a state no token tells from this
+one has its mask: read back by the machine's mask key, structbench.masking.shared_masks) or `built` (walked now).
+The state is named by the checker's innermost frame: its kind, its phase, and whether it has read whitespace
+(`ws`); a pattern's DFA state is `pattern`. Each group's steps, their share of all steps, how many fall below and
+above the TBM median, their step times (p25 / p50 / p75), the mask's and the advance's medians, and their sum's
+share of all steps' time.
+
+Why: TBM's median is whichever group straddles it, and the fresh answer's time is the groups' sums; a change aimed
+at either is judged by this table first, then by an A/B run (structbench.bench.ab) of the whole cold walk.
+Steps are timed as timed_walk times them, after a cold start before each schema (structbench.masking.cold_start);
+the first step of each walk (TTFM's) is left out, as TBM leaves it out. One instance per schema: the first valid one
+the constraint accepts; schemas that do not compile, have no such instance or time out are counted (by the
+coverage experiment's outcome names), not walked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from structbench.errors import SettingsError, TokenRejected
+
+OUTCOMES = ("cached", "shared", "built")
+_OURS = ("lazy", "tabled")
+
+
+def state_name(constraint, state: int) -> tuple[str, str, bool]:
+    """(kind, phase, whitespace read) of the checker's innermost frame at `state`; ("pattern", "", False) for a
+    pattern's DFA state, whose states are numbers."""
+    stack = constraint.dense.states[state]
+    if not isinstance(stack, tuple) or not stack:
+        return "pattern", "", False
+    top = stack[-1]
+    return str(top.kind), str(top.phase), bool(top.ws)
+
+
+def walk_steps(constraint, ids, vocab) -> list[dict]:
+    """Every step of one cold walk of `ids` (the end token last): its mask's and advance's microseconds, how the
+    mask was found, and the state's name. TokenRejected where the walk's token is refused."""
+    work, rows, state = constraint.work, [], constraint.start()
+    for step, tid in enumerate(ids):
+        shared, built = work.masks_shared, work.masks_built
+        name = state_name(constraint, state)
+        t = time.perf_counter_ns()
+        constraint.mask_bits(state)
+        mask_us = (time.perf_counter_ns() - t) / 1000.0
+        outcome = "shared" if work.masks_shared > shared else "built" if work.masks_built > built else "cached"
+        advance_us = 0.0
+        if tid != vocab.eos_id:
+            t = time.perf_counter_ns()
+            state = constraint.advance(state, tid)
+            advance_us = (time.perf_counter_ns() - t) / 1000.0
+        rows.append({"step": step, "mask_us": mask_us, "advance_us": advance_us, "how": outcome,
+                     "kind": name[0], "phase": name[1], "ws": name[2]})
+    return rows
+
+
+def corpus_steps(files: list[Path], strategy: str, vocab, timeout_s: float = 10.0, progress=None) -> tuple:
+    """(one row per step of every schema's cold walk, {outcome: schemas}) over corpus files, as the fresh experiment
+    compiles and walks them (ours read keys in any order, whitespace as the lesson writes it)."""
+    from structbench.bench.strategies import compile_constraint
+    from structbench.bench.tasks import Task
+    from structbench.experiments.coverage import classify_error, compile_limit, read_corpus_file
+    from structbench.experiments.fresh import valid_instances
+    from structbench.experiments.speed import prepare_vocabulary
+    from structbench.masking.cold_start import cold_start
+
+    if strategy not in _OURS:
+        raise SettingsError(f"steps breaks down our strategies' masks ({', '.join(_OURS)}), not {strategy!r}: an "
+                            f"engine does not say how it found a mask")
+    prepare_vocabulary(strategy, vocab)
+    rows, outcomes = [], {}
+    for k, path in enumerate(files):
+        outcome = "walked"
+        file = read_corpus_file(path)
+        if file.outcome != "ok":
+            outcome = file.outcome
+        else:
+            task = Task(path.stem, "schema", file.schema, "{}")
+            try:
+                cold_start(vocab)
+                with compile_limit(timeout_s):
+                    constraint = compile_constraint(task, vocab, strategy, "any", "lesson")
+                candidates = valid_instances(file.tests, file.schema, file.referee, vocab, "lesson")
+                outcome = "no_instance" if not candidates else outcome
+                for _, _, ids in candidates:  # the first the constraint accepts, walked cold
+                    try:
+                        with compile_limit(timeout_s):
+                            steps = walk_steps(constraint, ids, vocab)
+                    except TokenRejected:
+                        cold_start(vocab)
+                        constraint = compile_constraint(task, vocab, strategy, "any", "lesson")
+                        continue
+                    rows += [{"schema_file": path.name, **row} for row in steps[1:]]
+                    break
+                else:
+                    outcome = "no_instance"
+            except SettingsError:
+                raise
+            except Exception as e:  # noqa: BLE001 - counted by the coverage experiment's names, not walked
+                outcome = classify_error(e)[0]
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        if progress is not None:
+            progress(k + 1, len(files))
+    return pd.DataFrame(rows, columns=["schema_file", "step", "mask_us", "advance_us", "how", "kind", "phase",
+                                       "ws"]), outcomes
+
+
+def breakdown(steps: pd.DataFrame) -> tuple[pd.DataFrame, float]:
+    """Per group (how, kind, phase, ws), largest first: steps, their share, how many fall below / at or above the
+    TBM median, step p25 / p50 / p75 (µs), mask and advance p50 (µs), and the group's share of all steps' time;
+    and the TBM median (µs)."""
+    total = steps["mask_us"] + steps["advance_us"]
+    median = float(np.median(total)) if len(steps) else float("nan")
+    frame = steps.assign(step_us=total, below=total < median)
+    out = []
+    for key, group in frame.groupby(["how", "kind", "phase", "ws"], sort=False):
+        q = np.percentile(group["step_us"], [25, 50, 75])
+        out.append({"how": key[0], "kind": key[1], "phase": key[2], "ws": key[3], "steps": len(group),
+                    "share": len(group) / len(frame), "below_p50": int(group["below"].sum()),
+                    "above_p50": int((~group["below"]).sum()), "p25_us": q[0], "p50_us": q[1], "p75_us": q[2],
+                    "mask_p50_us": float(group["mask_us"].median()),
+                    "advance_p50_us": float(group["advance_us"].median()),
+                    "time_share": float(group["step_us"].sum() / total.sum())})
+    table = pd.DataFrame(out)
+    if len(table):
+        table = table.sort_values("steps", ascending=False, kind="stable").reset_index(drop=True)
+    return table, median
+
+
+def report(table: pd.DataFrame, median: float, outcomes: dict, how: str, rows: int = 25) -> str:
+    walked = outcomes.get("walked", 0)
+    others = ", ".join(f"{n} {name}" for name, n in sorted(outcomes.items()) if name != "walked")
+    n_steps = int(table["steps"].sum()) if len(table) else 0
+    lines = [f"{walked} schemas walked ({how}){'; ' + others if others else ''}",
+             f"{n_steps} steps after each walk's first; TBM p50 {median:.1f} µs"]
+    if len(table):
+        totals = table.groupby("how")[["steps", "time_share"]].sum()
+        lines.append("by how the mask was found: " + ", ".join(
+            f"{name} {int(totals.loc[name, 'steps'])} steps, {100 * totals.loc[name, 'time_share']:.0f}% of the time"
+            for name in OUTCOMES if name in totals.index))
+        shown = table.head(rows).copy()
+        shown["state"] = shown["kind"] + " " + shown["phase"] + np.where(shown["ws"], " +ws", "")
+        shown["share"] = (100 * shown["share"]).round(1)
+        shown["time_share"] = (100 * shown["time_share"]).round(1)
+        columns = ["how", "state", "steps", "share", "below_p50", "above_p50", "p25_us", "p50_us", "p75_us",
+                   "mask_p50_us", "advance_p50_us", "time_share"]
+        lines.append(shown[columns].rename(columns={"share": "share_%", "time_share": "time_%"})
+                     .to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+        if len(table) > rows:
+            lines.append(f"({len(table) - rows} smaller groups not shown)")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    from structbench.bench.shared_data import maskbench_dir
+    from structbench.experiments.coverage import corpus_files
+    from structbench.lm.real_vocab import real_vocabulary
+    from structbench.lm.vocab import toy_vocabulary
+
+    parser = argparse.ArgumentParser(prog="python -m structbench.bench.steps", description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", default=None, help="a MaskBench-format folder (default: the shared maskbench)")
+    parser.add_argument("--every", type=int, default=10, help="every n-th corpus file, sorted by name (default 10)")
+    parser.add_argument("--offset", type=int, default=0, help="the first file taken (default 0)")
+    parser.add_argument("--limit", type=int, default=None, help="at most this many files")
+    parser.add_argument("--strategy", default="lazy", help=f"one of ours: {', '.join(_OURS)} (default lazy)")
+    parser.add_argument("--vocab", default="llama3", help="gpt2, llama3, qwen, or the lesson's toy (default llama3)")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per compile and per walk")
+    parser.add_argument("--rows", type=int, default=25, help="groups printed, largest first (default 25)")
+    parser.add_argument("--out", default=None, help="a Parquet file for the per-step rows")
+    args = parser.parse_args(argv)
+    if args.every < 1 or args.offset < 0 or (args.limit is not None and args.limit < 1) or args.rows < 1:
+        parser.error("--every, --limit and --rows are at least 1, --offset at least 0")
+    try:
+        corpus = Path(args.corpus) if args.corpus else maskbench_dir()
+        files = corpus_files(corpus)[args.offset::args.every][:args.limit]
+        if not files:
+            parser.error(f"no corpus file selected from {corpus}")
+        vocab = toy_vocabulary() if args.vocab == "toy" else real_vocabulary(args.vocab)
+        t0 = time.time()
+
+        def progress(done, total):
+            print(f"\r{done}/{total} schemas, {time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
+
+        steps, outcomes = corpus_steps(files, args.strategy, vocab, args.timeout, progress)
+        print(file=sys.stderr)
+    except (SettingsError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.out:
+        steps.to_parquet(args.out)
+    table, median = breakdown(steps)
+    print(report(table, median, outcomes, f"{args.strategy} on {args.vocab}, a cold start before each", args.rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""The step breakdown (structbench.bench.steps): each cold step's mask told as cached, shared or built by the
+constraint's own counters, grouped by state, and its table's counts and shares against the rows they came from."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from structbench.bench import steps
+from structbench.bench.strategies import compile_constraint
+from structbench.bench.tasks import Task
+from structbench.errors import SettingsError
+from structbench.lm.vocab import toy_vocabulary
+
+ITEM = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["a"]}
+ITEMS = {"schema": {"type": "array", "items": ITEM},
+         "tests": [{"data": [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}, {"a": 3}], "valid": True}]}
+CONTAINS = {"schema": {"type": "array", "contains": {"type": "integer"}, "minContains": 2},  # unsupported
+            "tests": [{"data": [1, 2], "valid": True}]}
+AGE = {"schema": {"type": "object", "properties": {"age": {"type": "integer"}}, "required": ["age"]},
+       "tests": [{"data": {"age": 42}, "valid": False}, {"data": {"age": 42}, "valid": True}]}
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for name, file in {"Toy---items.json": ITEMS, "Toy---age.json": AGE, "Toy---none.json": {"schema": {}},
+                       "Toy---contains.json": CONTAINS}.items():
+        (folder / name).write_text(json.dumps(file))
+    return folder
+
+
+def test_each_step_is_told_by_how_its_mask_was_found():
+    vocab = toy_vocabulary()
+    constraint = compile_constraint(Task("items", "schema", ITEMS["schema"], "{}"), vocab, "lazy", "any", "lesson")
+    ids = vocab.encode(json.dumps(ITEMS["tests"][0]["data"], separators=(",", ": "))) + [vocab.eos_id]
+    rows = steps.walk_steps(constraint, ids, vocab)
+    assert [r["step"] for r in rows] == list(range(len(ids)))
+    assert rows[0]["how"] == "built" and rows[0]["kind"] == "root" and rows[0]["phase"] == "value"
+    assert rows[-1]["advance_us"] == 0.0  # the end token's mask has no advance
+    hows = [r["how"] for r in rows]
+    # Each mask was made once: the masks built are the constraint's, the rest read back
+    assert hows.count("built") == constraint.work.masks_built and hows.count("shared") == constraint.work.masks_shared
+    assert {"cached", "built"} <= set(hows)  # the second and third items meet the first's states again
+    again = steps.walk_steps(constraint, ids, vocab)  # warm: every mask is a table read
+    assert {r["how"] for r in again} == {"cached"}
+    assert [(r["kind"], r["phase"], r["ws"]) for r in again] == [(r["kind"], r["phase"], r["ws"]) for r in rows]
+
+
+def test_a_corpus_is_walked_cold_and_its_outcomes_counted(corpus):
+    vocab = toy_vocabulary()
+    rows, outcomes = steps.corpus_steps(sorted(corpus.glob("*.json")), "lazy", vocab)
+    assert outcomes == {"walked": 2, "no_instance": 1, "unsupported": 1}  # counted, not walked
+    counts = rows.groupby("schema_file").size().to_dict()
+    for name, file in (("Toy---items.json", ITEMS), ("Toy---age.json", AGE)):
+        data = [t for t in file["tests"] if t["valid"]][0]["data"]
+        assert counts[name] == len(vocab.encode(json.dumps(data, separators=(",", ": "))))  # every step but the first
+    assert (rows["step"] >= 1).all()
+    assert set(rows["how"]) <= set(steps.OUTCOMES)
+
+
+def test_the_table_adds_up_to_the_steps_it_groups():
+    rng = np.random.default_rng(0)
+    n = 200
+    rows = pd.DataFrame({"schema_file": "x", "step": np.arange(n), "mask_us": rng.exponential(10, n),
+                         "advance_us": rng.exponential(3, n), "how": rng.choice(steps.OUTCOMES, n),
+                         "kind": rng.choice(["object", "string"], n), "phase": "", "ws": rng.random(n) < 0.2})
+    table, median = steps.breakdown(rows)
+    total = rows["mask_us"] + rows["advance_us"]
+    assert median == pytest.approx(np.median(total))
+    assert table["steps"].sum() == n and list(table["steps"]) == sorted(table["steps"], reverse=True)
+    assert (table["below_p50"] + table["above_p50"] == table["steps"]).all()
+    assert table["below_p50"].sum() == (total < median).sum()
+    assert table["share"].sum() == pytest.approx(1.0) and table["time_share"].sum() == pytest.approx(1.0)
+    group = (rows["how"] == "built") & (rows["kind"] == "string") & ~rows["ws"]
+    row = table[(table["how"] == "built") & (table["kind"] == "string") & ~table["ws"]].iloc[0]
+    assert row["p50_us"] == pytest.approx(np.median(total[group]))
+    assert row["advance_p50_us"] == pytest.approx(np.median(rows.loc[group, "advance_us"]))
+    assert row["time_share"] == pytest.approx(total[group].sum() / total.sum())
+
+
+def test_an_engine_is_refused_by_name(corpus):
+    with pytest.raises(SettingsError, match="'llguidance'"):
+        steps.corpus_steps(sorted(corpus.glob("*.json")), "llguidance", toy_vocabulary())
+
+
+def test_the_command_prints_the_table_and_keeps_the_rows(corpus, tmp_path, capsys):
+    out = tmp_path / "steps.parquet"
+    code = steps.main(["--corpus", str(corpus), "--every", "1", "--vocab", "toy", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert printed.startswith("2 schemas walked (lazy on toy, a cold start before each); 1 no_instance, 1 unsupported")
+    assert "TBM p50" in printed and "object key" in printed
+    assert len(pd.read_parquet(out)) == int(printed.splitlines()[1].split()[0])
+    assert steps.main(["--corpus", str(corpus), "--strategy", "xgrammar", "--vocab", "toy"]) == 2
+    assert "not 'xgrammar'" in capsys.readouterr().err
