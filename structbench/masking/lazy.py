@@ -122,7 +122,9 @@ class TrieDense(LazyDense):
         self._trans[i] = row
         if not reads:
             self._expanded[i] = True
-            self._note_loops(np.array([i], dtype=np.int64))
+            # No loop: the whitespace that leads back to i is refused in it, and every other step from its twin
+            # leaves the whitespace count behind (ws_twin), so no cell is i; its loop bits stay the zeros they are.
+            self._loops_known[i] = True
 
     def _string_state(self, i: int, d: int) -> int:
         """The id of the machine state where state i's string (i is inside one) has its DFA at d: what a plain

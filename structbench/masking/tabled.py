@@ -656,13 +656,18 @@ class LazyDense:
         """The machine's hints about state i, asked once: [may_read, plain_default, the plain step once taken, alike,
         alike's steps once taken] (a checker's `may_read`: what a state could read at all; `plain_default`: the
         characters that all step alike; `alike`: characters that step as another does; None where the machine
-        gives none)."""
+        gives none). A state that may read at most _FEW_READ characters is not asked for the other two: its row
+        is those characters stepped one by one (_expand), and a hint is a promise that spares steps, never one that
+        a step needs (most such states are an object's or an array's between values: neither hint holds there)."""
         hints = self._hints.get(i)
         if hints is None:
             state = self.states[i]
-            hints = self._hints[i] = [self._may_read_of(state) if self._may_read_of else None,
-                                      self._plain_default_of(state) if self._plain_default_of else None, _ASK,
-                                      self._alike_of(state) if self._alike_of else None, {}]
+            may = self._may_read_of(state) if self._may_read_of else None
+            if may is not None and len(may) <= _FEW_READ:
+                hints = self._hints[i] = [may, None, _ASK, None, {}]
+            else:
+                hints = self._hints[i] = [may, self._plain_default_of(state) if self._plain_default_of else None, _ASK,
+                                          self._alike_of(state) if self._alike_of else None, {}]
         return hints
 
     def _class_indexes(self, chars: str) -> list[int]:
