@@ -6,16 +6,17 @@ answer's token) grouped by how its mask was found and by the state it was asked 
 A mask is `cached` (its state's mask was made before: a table read), `shared` (a state no token tells from this
 one has its mask: read back by the machine's mask key, structbench.masking.shared_masks) or `built` (walked now).
 The state is named by the checker's innermost frame: its kind, its phase, and whether it has read whitespace
-(`ws`); a pattern's DFA state is `pattern`. Each group's steps, their share of all steps, how many fall below and
-above the TBM median, their step times (p25 / p50 / p75), the mask's and the advance's medians, and their sum's
-share of all steps' time.
+(`ws`); a pattern's DFA state is `pattern`. Each group's steps, their share of all steps, how many fall below
+the TBM median and how many at or above it, their step times (p25 / p50 / p75), the mask's and the advance's
+medians, and their sum's share of all steps' time.
 
 Why: TBM's median is whichever group straddles it, and the fresh answer's time is the groups' sums; a change aimed
 at either is judged by this table first, then by an A/B run (structbench.bench.ab) of the whole cold walk.
 Steps are timed as timed_walk times them, after a cold start before each schema (structbench.masking.cold_start);
 the first step of each walk (TTFM's) is left out, as TBM leaves it out. One instance per schema: the first valid one
-the constraint accepts; schemas that do not compile, have no such instance or time out are counted (by the
-coverage experiment's outcome names), not walked.
+the constraint accepts (each mask checked, untimed, to allow the walk's token, as timed_walk checks it); schemas
+that do not compile, have no such instance, time out or fail are counted by the fresh experiment's outcome names
+(`walked` for the rest), not walked.
 """
 
 from __future__ import annotations
@@ -46,15 +47,20 @@ def state_name(constraint, state: int) -> tuple[str, str, bool]:
 
 def walk_steps(constraint, ids, vocab) -> list[dict]:
     """Every step of one cold walk of `ids` (the end token last): its mask's and advance's microseconds, how the
-    mask was found, and the state's name. TokenRejected where the walk's token is refused."""
+    mask was found, and the state's name. TokenRejected where a mask (untimed, as timed_walk checks it) or an
+    advance refuses the walk's token: the end token's mask refuses it where the walk may not end there."""
+    from structbench.masking import unpack_bits
+
     work, rows, state = constraint.work, [], constraint.start()
     for step, tid in enumerate(ids):
         shared, built = work.masks_shared, work.masks_built
         name = state_name(constraint, state)
         t = time.perf_counter_ns()
-        constraint.mask_bits(state)
+        bits = constraint.mask_bits(state)
         mask_us = (time.perf_counter_ns() - t) / 1000.0
         outcome = "shared" if work.masks_shared > shared else "built" if work.masks_built > built else "cached"
+        if not unpack_bits(bits, len(vocab))[tid]:
+            raise TokenRejected(f"the mask at step {step} refuses token id {tid}")
         advance_us = 0.0
         if tid != vocab.eos_id:
             t = time.perf_counter_ns()
@@ -65,15 +71,13 @@ def walk_steps(constraint, ids, vocab) -> list[dict]:
     return rows
 
 
+COLUMNS = ["schema_file", "step", "mask_us", "advance_us", "how", "kind", "phase", "ws"]
+
+
 def corpus_steps(files: list[Path], strategy: str, vocab, timeout_s: float = 10.0, progress=None) -> tuple:
-    """(one row per step of every schema's cold walk, {outcome: schemas}) over corpus files, as the fresh experiment
-    compiles and walks them (ours read keys in any order, whitespace as the lesson writes it)."""
-    from structbench.bench.strategies import compile_constraint
-    from structbench.bench.tasks import Task
-    from structbench.experiments.coverage import classify_error, compile_limit, read_corpus_file
-    from structbench.experiments.fresh import valid_instances
+    """(one row per step after the first of every schema's cold walk, {outcome: schemas}) over corpus files, as
+    the fresh experiment compiles and walks them (ours read keys in any order, whitespace as the lesson writes it)."""
     from structbench.experiments.speed import prepare_vocabulary
-    from structbench.masking.cold_start import cold_start
 
     if strategy not in _OURS:
         raise SettingsError(f"steps breaks down our strategies' masks ({', '.join(_OURS)}), not {strategy!r}: an "
@@ -81,45 +85,65 @@ def corpus_steps(files: list[Path], strategy: str, vocab, timeout_s: float = 10.
     prepare_vocabulary(strategy, vocab)
     rows, outcomes = [], {}
     for k, path in enumerate(files):
-        outcome = "walked"
-        file = read_corpus_file(path)
-        if file.outcome != "ok":
-            outcome = file.outcome
-        else:
-            task = Task(path.stem, "schema", file.schema, "{}")
-            try:
-                cold_start(vocab)
-                with compile_limit(timeout_s):
-                    constraint = compile_constraint(task, vocab, strategy, "any", "lesson")
-                candidates = valid_instances(file.tests, file.schema, file.referee, vocab, "lesson")
-                outcome = "no_instance" if not candidates else outcome
-                for _, _, ids in candidates:  # the first the constraint accepts, walked cold
-                    try:
-                        with compile_limit(timeout_s):
-                            steps = walk_steps(constraint, ids, vocab)
-                    except TokenRejected:
-                        cold_start(vocab)
-                        constraint = compile_constraint(task, vocab, strategy, "any", "lesson")
-                        continue
-                    rows += [{"schema_file": path.name, **row} for row in steps[1:]]
-                    break
-                else:
-                    outcome = "no_instance"
-            except SettingsError:
-                raise
-            except Exception as e:  # noqa: BLE001 - counted by the coverage experiment's names, not walked
-                outcome = classify_error(e)[0]
+        outcome, steps = schema_steps(path, strategy, vocab, timeout_s)
+        rows += [{"schema_file": path.name, **row} for row in steps[1:]]
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
         if progress is not None:
             progress(k + 1, len(files))
-    return pd.DataFrame(rows, columns=["schema_file", "step", "mask_us", "advance_us", "how", "kind", "phase",
-                                       "ws"]), outcomes
+    return pd.DataFrame(rows, columns=COLUMNS), outcomes
+
+
+def schema_steps(path: Path, strategy: str, vocab, timeout_s: float) -> tuple[str, list[dict]]:
+    """(the fresh experiment's outcome name, the steps of the cold walk) of one corpus file: compiled after a cold
+    start, and walked on the first valid instance the constraint accepts, compiled again (cold) before each further
+    one tried; every compile and every walk under the time limit."""
+    from structbench.bench.strategies import compile_constraint
+    from structbench.bench.tasks import Task
+    from structbench.errors import CompileTimeout
+    from structbench.experiments.coverage import classify_error, compile_limit, read_corpus_file
+    from structbench.experiments.fresh import valid_instances
+    from structbench.masking.cold_start import cold_start
+
+    file = read_corpus_file(path)
+    if file.outcome != "ok":
+        return file.outcome, []
+    task = Task(path.stem, "schema", file.schema, "{}")
+
+    def compiled():
+        """(a constraint compiled after a cold start, None), or (None, the compile's outcome name)."""
+        cold_start(vocab)
+        try:
+            with compile_limit(timeout_s):
+                return compile_constraint(task, vocab, strategy, "any", "lesson"), None
+        except SettingsError:
+            raise
+        except Exception as e:  # noqa: BLE001 - counted by the coverage experiment's names, not walked
+            return None, classify_error(e)[0]
+
+    constraint, failed = compiled()
+    if failed:
+        return failed, []
+    for n, (_, _, ids) in enumerate(valid_instances(file.tests, file.schema, file.referee, vocab, "lesson")):
+        if n:  # cold again: the refused walk built part of the masks
+            constraint, failed = compiled()
+            if failed:
+                return failed, []
+        try:
+            with compile_limit(timeout_s):
+                return "walked", walk_steps(constraint, ids, vocab)
+        except TokenRejected:
+            continue
+        except CompileTimeout:
+            return "walk_timeout", []
+        except Exception:  # noqa: BLE001 - as the fresh experiment's schema_row: this file's outcome
+            return "error", []
+    return "no_instance", []
 
 
 def breakdown(steps: pd.DataFrame) -> tuple[pd.DataFrame, float]:
-    """Per group (how, kind, phase, ws), largest first: steps, their share, how many fall below / at or above the
-    TBM median, step p25 / p50 / p75 (µs), mask and advance p50 (µs), and the group's share of all steps' time;
-    and the TBM median (µs)."""
+    """Per group (how, kind, phase, ws), largest first: steps, their share, how many fall below the TBM median
+    (`below_p50`) and at or above it (`from_p50`), step p25 / p50 / p75 (µs), mask and advance p50 (µs), and the
+    group's share of all steps' time; and the TBM median (µs)."""
     total = steps["mask_us"] + steps["advance_us"]
     median = float(np.median(total)) if len(steps) else float("nan")
     frame = steps.assign(step_us=total, below=total < median)
@@ -128,7 +152,7 @@ def breakdown(steps: pd.DataFrame) -> tuple[pd.DataFrame, float]:
         q = np.percentile(group["step_us"], [25, 50, 75])
         out.append({"how": key[0], "kind": key[1], "phase": key[2], "ws": key[3], "steps": len(group),
                     "share": len(group) / len(frame), "below_p50": int(group["below"].sum()),
-                    "above_p50": int((~group["below"]).sum()), "p25_us": q[0], "p50_us": q[1], "p75_us": q[2],
+                    "from_p50": int((~group["below"]).sum()), "p25_us": q[0], "p50_us": q[1], "p75_us": q[2],
                     "mask_p50_us": float(group["mask_us"].median()),
                     "advance_p50_us": float(group["advance_us"].median()),
                     "time_share": float(group["step_us"].sum() / total.sum())})
@@ -150,10 +174,10 @@ def report(table: pd.DataFrame, median: float, outcomes: dict, how: str, rows: i
             f"{name} {int(totals.loc[name, 'steps'])} steps, {100 * totals.loc[name, 'time_share']:.0f}% of the time"
             for name in OUTCOMES if name in totals.index))
         shown = table.head(rows).copy()
-        shown["state"] = shown["kind"] + " " + shown["phase"] + np.where(shown["ws"], " +ws", "")
+        shown["state"] = (shown["kind"] + " " + shown["phase"]).str.strip() + np.where(shown["ws"], " +ws", "")
         shown["share"] = (100 * shown["share"]).round(1)
         shown["time_share"] = (100 * shown["time_share"]).round(1)
-        columns = ["how", "state", "steps", "share", "below_p50", "above_p50", "p25_us", "p50_us", "p75_us",
+        columns = ["how", "state", "steps", "share", "below_p50", "from_p50", "p25_us", "p50_us", "p75_us",
                    "mask_p50_us", "advance_p50_us", "time_share"]
         lines.append(shown[columns].rename(columns={"share": "share_%", "time_share": "time_%"})
                      .to_string(index=False, float_format=lambda v: f"{v:.1f}"))
