@@ -1,7 +1,7 @@
 """Where a cold walk's steps go: each step of the fresh experiment's cold walks (a mask, then the advance by the
 answer's token) grouped by how its mask was found and by the state it was asked at.
 
-    python -m structbench.bench.steps [--every 10] [--offset 0] [--limit N] [--strategy lazy] [--vocab llama3]
+    python -m structbench.bench.steps [--every 10] [--offset 0] [--limit N] [--strategy lazy] [--vocab llama3] [--kept]
 
 A mask is `cached` (its state's mask was made before: a table read), `shared` (a state no token tells from this
 one has its mask: read back by the machine's mask key, structbench.masking.shared_masks) or `built` (walked now).
@@ -12,7 +12,8 @@ medians, and their sum's share of all steps' time.
 
 Why: TBM's median is whichever group straddles it, and the fresh answer's time is the groups' sums; a change aimed
 at either is judged by this table first, then by an A/B run (structbench.bench.ab) of the whole cold walk.
-Steps are timed as timed_walk times them, after a cold start before each schema (structbench.masking.cold_start);
+Steps are timed as timed_walk times them, after a cold start before each schema (structbench.masking.cold_start;
+`--kept`: none, so kept automata and partitions serve later schemas, as in the fresh sweep);
 the first step of each walk (TTFM's) is left out, as TBM leaves it out. One instance per schema: the first valid one
 the constraint accepts (each mask checked, untimed, to allow the walk's token, as timed_walk checks it); schemas
 that do not compile, have no such instance, time out or fail are counted by the fresh experiment's outcome names
@@ -74,9 +75,11 @@ def walk_steps(constraint, ids, vocab) -> list[dict]:
 COLUMNS = ["schema_file", "step", "mask_us", "advance_us", "how", "kind", "phase", "ws"]
 
 
-def corpus_steps(files: list[Path], strategy: str, vocab, timeout_s: float = 10.0, progress=None) -> tuple:
+def corpus_steps(files: list[Path], strategy: str, vocab, timeout_s: float = 10.0, progress=None,
+                 kept: bool = False) -> tuple:
     """(one row per step after the first of every schema's cold walk, {outcome: schemas}) over corpus files, as
-    the fresh experiment compiles and walks them (ours read keys in any order, whitespace as the lesson writes it)."""
+    the fresh experiment compiles and walks them (ours read keys in any order, whitespace as the lesson writes it);
+    kept: no cold start before each compile."""
     from structbench.experiments.speed import prepare_vocabulary
 
     if strategy not in _OURS:
@@ -85,7 +88,7 @@ def corpus_steps(files: list[Path], strategy: str, vocab, timeout_s: float = 10.
     prepare_vocabulary(strategy, vocab)
     rows, outcomes = [], {}
     for k, path in enumerate(files):
-        outcome, steps = schema_steps(path, strategy, vocab, timeout_s)
+        outcome, steps = schema_steps(path, strategy, vocab, timeout_s, kept)
         rows += [{"schema_file": path.name, **row} for row in steps[1:]]
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
         if progress is not None:
@@ -93,10 +96,11 @@ def corpus_steps(files: list[Path], strategy: str, vocab, timeout_s: float = 10.
     return pd.DataFrame(rows, columns=COLUMNS), outcomes
 
 
-def schema_steps(path: Path, strategy: str, vocab, timeout_s: float) -> tuple[str, list[dict]]:
+def schema_steps(path: Path, strategy: str, vocab, timeout_s: float,
+                 kept: bool = False) -> tuple[str, list[dict]]:
     """(the fresh experiment's outcome name, the steps of the cold walk) of one corpus file: compiled after a cold
-    start, and walked on the first valid instance the constraint accepts, compiled again (cold) before each further
-    one tried; every compile and every walk under the time limit."""
+    start (none where `kept`), and walked on the first valid instance the constraint accepts, compiled again (as
+    the first) before each further one tried; every compile and every walk under the time limit."""
     from structbench.bench.strategies import compile_constraint
     from structbench.bench.tasks import Task
     from structbench.errors import CompileTimeout
@@ -111,7 +115,8 @@ def schema_steps(path: Path, strategy: str, vocab, timeout_s: float) -> tuple[st
 
     def compiled():
         """(a constraint compiled after a cold start, None), or (None, the compile's outcome name)."""
-        cold_start(vocab)
+        if not kept:
+            cold_start(vocab)
         try:
             with compile_limit(timeout_s):
                 return compile_constraint(task, vocab, strategy, "any", "lesson"), None
@@ -200,6 +205,8 @@ def main(argv=None) -> int:
     parser.add_argument("--strategy", default="lazy", help=f"one of ours: {', '.join(_OURS)} (default lazy)")
     parser.add_argument("--vocab", default="llama3", help="gpt2, llama3, qwen, or the lesson's toy (default llama3)")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per compile and per walk")
+    parser.add_argument("--kept", action="store_true",
+                        help="no cold start before each schema: kept automata serve later schemas, as in a sweep")
     parser.add_argument("--rows", type=int, default=25, help="groups printed, largest first (default 25)")
     parser.add_argument("--out", default=None, help="a Parquet file for the per-step rows")
     args = parser.parse_args(argv)
@@ -216,7 +223,7 @@ def main(argv=None) -> int:
         def progress(done, total):
             print(f"\r{done}/{total} schemas, {time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
 
-        steps, outcomes = corpus_steps(files, args.strategy, vocab, args.timeout, progress)
+        steps, outcomes = corpus_steps(files, args.strategy, vocab, args.timeout, progress, args.kept)
         print(file=sys.stderr)
     except (SettingsError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -224,7 +231,8 @@ def main(argv=None) -> int:
     if args.out:
         steps.to_parquet(args.out)
     table, median = breakdown(steps)
-    print(report(table, median, outcomes, f"{args.strategy} on {args.vocab}, a cold start before each", args.rows))
+    how = "kept work between schemas" if args.kept else "a cold start before each"
+    print(report(table, median, outcomes, f"{args.strategy} on {args.vocab}, {how}", args.rows))
     return 0
 
 

@@ -121,3 +121,14 @@ def test_the_command_prints_the_table_and_keeps_the_rows(corpus, tmp_path, capsy
     assert len(pd.read_parquet(out)) == int(printed.splitlines()[1].split()[0])
     assert steps.main(["--corpus", str(corpus), "--strategy", "xgrammar", "--vocab", "toy"]) == 2
     assert "not 'xgrammar'" in capsys.readouterr().err
+
+
+def test_kept_work_between_schemas_skips_the_cold_starts(corpus, monkeypatch):
+    vocab = toy_vocabulary()
+    starts = []
+    monkeypatch.setattr("structbench.masking.cold_start.cold_start", lambda v: starts.append(v))
+    files = sorted(corpus.glob("*.json"))
+    steps.corpus_steps(files, "lazy", vocab, kept=True)
+    assert starts == []
+    steps.corpus_steps(files, "lazy", vocab)
+    assert len(starts) == 4  # one per compile: every file is read and compiled (the empty schema too)
