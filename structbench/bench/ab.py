@@ -248,18 +248,14 @@ def report(rows: pd.DataFrame, labels: dict[str, str], how: str = "") -> str:
 
 
 def main(argv=None) -> int:
-    from structbench.bench.shared_data import maskbench_dir
-    from structbench.experiments.coverage import corpus_files
+    from structbench.bench.shared_data import add_corpus_selection, selected_corpus_files
     from structbench.masking import ENGINES
 
     parser = argparse.ArgumentParser(prog="python -m structbench.bench.ab", description=__doc__.splitlines()[0])
     parser.add_argument("a", metavar="A", help="a git revision, or a directory holding a structbench checkout")
     parser.add_argument("b", metavar="B", nargs="?", default=None,
                         help="the same (default: the repository's working tree, uncommitted changes included)")
-    parser.add_argument("--corpus", default=None, help="a MaskBench-format folder (default: the shared maskbench)")
-    parser.add_argument("--every", type=int, default=10, help="every n-th corpus file, sorted by name (default 10)")
-    parser.add_argument("--offset", type=int, default=0, help="the first file taken (default 0)")
-    parser.add_argument("--limit", type=int, default=None, help="at most this many files")
+    add_corpus_selection(parser)
     parser.add_argument("--strategy", default="lazy", help="ours or an engine (default lazy)")
     parser.add_argument("--vocab", default="llama3", help="gpt2, llama3, qwen, or the lesson's toy (default llama3)")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per compile and per walk")
@@ -278,13 +274,10 @@ def main(argv=None) -> int:
         cpu = pinned_cpu(args.cpu)
     except ValueError as e:
         parser.error(str(e))
-    if args.every < 1 or args.repeats < 1 or args.offset < 0 or (args.limit is not None and args.limit < 1):
-        parser.error("--every, --repeats and --limit are at least 1, --offset at least 0")
+    if args.repeats < 1:
+        parser.error("--repeats is at least 1")
     try:
-        corpus = Path(args.corpus) if args.corpus else maskbench_dir()
-        files = corpus_files(corpus)[args.offset::args.every][:args.limit]
-        if not files:
-            parser.error(f"no corpus file selected from {corpus}")
+        files = selected_corpus_files(parser, args)
         try:
             repo = repository(Path.cwd())
         except SettingsError:

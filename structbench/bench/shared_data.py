@@ -28,3 +28,25 @@ def maskbench_dir() -> Path:
 def official_suite_dir() -> Path:
     """The suite's draft 2020-12 tests."""
     return data_dir() / "json-schema-test-suite" / "tests" / "draft2020-12"
+
+
+def add_corpus_selection(parser) -> None:
+    """The options that pick a command's corpus files (the A/B run's and the step breakdown's)."""
+    parser.add_argument("--corpus", default=None, help="a MaskBench-format folder (default: the shared maskbench)")
+    parser.add_argument("--every", type=int, default=10, help="every n-th corpus file, sorted by name (default 10)")
+    parser.add_argument("--offset", type=int, default=0, help="the first file taken (default 0)")
+    parser.add_argument("--limit", type=int, default=None, help="at most this many files")
+
+
+def selected_corpus_files(parser, args) -> list[Path]:
+    """The files `add_corpus_selection`'s options pick, sorted by name; the parser's error (it exits) where a number
+    is out of range or no file is picked."""
+    from structbench.experiments.coverage import corpus_files
+
+    if args.every < 1 or args.offset < 0 or (args.limit is not None and args.limit < 1):
+        parser.error("--every and --limit are at least 1, --offset at least 0")
+    corpus = Path(args.corpus) if args.corpus else maskbench_dir()
+    files = corpus_files(corpus)[args.offset::args.every][:args.limit]
+    if not files:
+        parser.error(f"no corpus file selected from {corpus}")
+    return files

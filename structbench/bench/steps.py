@@ -47,27 +47,26 @@ def state_name(constraint, state: int) -> tuple[str, str, bool]:
 
 
 def walk_steps(constraint, ids, vocab) -> list[dict]:
-    """Every step of one cold walk of `ids` (the end token last): its mask's and advance's microseconds, how the
-    mask was found, and the state's name. TokenRejected where a mask (untimed, as timed_walk checks it) or an
-    advance refuses the walk's token: the end token's mask refuses it where the walk may not end there."""
-    from structbench.masking import unpack_bits
+    """Every step of one cold walk of `ids` (the end token last), timed by timed_walk (the fresh experiment's walk):
+    its mask's and advance's microseconds, how the mask was found, and the state's name. TokenRejected where a mask
+    or an advance refuses the walk's token: the end token's mask refuses it where the walk may not end there."""
+    from structbench.bench.walk import timed_walk
 
-    work, rows, state = constraint.work, [], constraint.start()
-    for step, tid in enumerate(ids):
-        shared, built = work.masks_shared, work.masks_built
-        name = state_name(constraint, state)
-        t = time.perf_counter_ns()
-        bits = constraint.mask_bits(state)
-        mask_us = (time.perf_counter_ns() - t) / 1000.0
-        outcome = "shared" if work.masks_shared > shared else "built" if work.masks_built > built else "cached"
-        if not unpack_bits(bits, len(vocab))[tid]:
-            raise TokenRejected(f"the mask at step {step} refuses token id {tid}")
-        advance_us = 0.0
-        if tid != vocab.eos_id:
-            t = time.perf_counter_ns()
-            state = constraint.advance(state, tid)
-            advance_us = (time.perf_counter_ns() - t) / 1000.0
-        rows.append({"step": step, "mask_us": mask_us, "advance_us": advance_us, "how": outcome,
+    work, seen = constraint.work, []
+
+    def before_mask(step, state):  # (only a mask counts a mask made: an advance builds none)
+        seen.append(((work.masks_shared, work.masks_built), state_name(constraint, state)))
+
+    walk = timed_walk(constraint, ids, vocab, before_mask)
+    if walk.refused_at is not None:
+        raise TokenRejected(f"the walk's token at step {walk.refused_at} is refused")
+    after = [c for c, _ in seen[1:]] + [(work.masks_shared, work.masks_built)]  # each mask's counts once made
+    rows = []
+    for step, (((shared, built), name), (shared_after, built_after), mask_us) in enumerate(
+            zip(seen, after, walk.mask_us)):
+        how = "shared" if shared_after > shared else "built" if built_after > built else "cached"
+        advance_us = walk.advance_us[step] if step < len(walk.advance_us) else 0.0  # (the end token has none)
+        rows.append({"step": step, "mask_us": mask_us, "advance_us": advance_us, "how": how,
                      "kind": name[0], "phase": name[1], "ws": name[2]})
     return rows
 
@@ -192,16 +191,12 @@ def report(table: pd.DataFrame, median: float, outcomes: dict, how: str, rows: i
 
 
 def main(argv=None) -> int:
-    from structbench.bench.shared_data import maskbench_dir
-    from structbench.experiments.coverage import corpus_files
+    from structbench.bench.shared_data import add_corpus_selection, selected_corpus_files
     from structbench.lm.real_vocab import real_vocabulary
     from structbench.lm.vocab import toy_vocabulary
 
     parser = argparse.ArgumentParser(prog="python -m structbench.bench.steps", description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", default=None, help="a MaskBench-format folder (default: the shared maskbench)")
-    parser.add_argument("--every", type=int, default=10, help="every n-th corpus file, sorted by name (default 10)")
-    parser.add_argument("--offset", type=int, default=0, help="the first file taken (default 0)")
-    parser.add_argument("--limit", type=int, default=None, help="at most this many files")
+    add_corpus_selection(parser)
     parser.add_argument("--strategy", default="lazy", help=f"one of ours: {', '.join(_OURS)} (default lazy)")
     parser.add_argument("--vocab", default="llama3", help="gpt2, llama3, qwen, or the lesson's toy (default llama3)")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per compile and per walk")
@@ -210,13 +205,10 @@ def main(argv=None) -> int:
     parser.add_argument("--rows", type=int, default=25, help="groups printed, largest first (default 25)")
     parser.add_argument("--out", default=None, help="a Parquet file for the per-step rows")
     args = parser.parse_args(argv)
-    if args.every < 1 or args.offset < 0 or (args.limit is not None and args.limit < 1) or args.rows < 1:
-        parser.error("--every, --limit and --rows are at least 1, --offset at least 0")
+    if args.rows < 1:
+        parser.error("--rows is at least 1")
     try:
-        corpus = Path(args.corpus) if args.corpus else maskbench_dir()
-        files = corpus_files(corpus)[args.offset::args.every][:args.limit]
-        if not files:
-            parser.error(f"no corpus file selected from {corpus}")
+        files = selected_corpus_files(parser, args)
         vocab = toy_vocabulary() if args.vocab == "toy" else real_vocabulary(args.vocab)
         t0 = time.time()
 

@@ -23,12 +23,15 @@ class Walk:
     refused_at: int | None = None  # the step whose mask (or advance) refused the walk's token
 
 
-def timed_walk(constraint, token_ids, vocab) -> Walk:
+def timed_walk(constraint, token_ids, vocab, before_mask=None) -> Walk:
     """Every mask of the walk timed (`mask_bits`, as the speed experiment times it), each checked to allow the
     next token, and every advance by that token timed (MaskBench times a step as compute_mask and commit_token);
-    the end token is the last one, so its mask is timed too (it has no advance)."""
+    the end token is the last one, so its mask is timed too (it has no advance). before_mask(step, state), where
+    given, is called untimed before each mask (structbench.bench.steps reads the constraint's state there)."""
     walk, state = Walk(), constraint.start()
     for step, tid in enumerate(token_ids):
+        if before_mask is not None:
+            before_mask(step, state)
         t = time.perf_counter_ns()
         bits = constraint.mask_bits(state)
         walk.mask_us.append((time.perf_counter_ns() - t) / 1000.0)

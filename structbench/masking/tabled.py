@@ -663,11 +663,10 @@ class LazyDense:
         if hints is None:
             state = self.states[i]
             may = self._may_read_of(state) if self._may_read_of else None
-            if may is not None and len(may) <= _FEW_READ:
-                hints = self._hints[i] = [may, None, _ASK, None, {}]
-            else:
-                hints = self._hints[i] = [may, self._plain_default_of(state) if self._plain_default_of else None, _ASK,
-                                          self._alike_of(state) if self._alike_of else None, {}]
+            few = may is not None and len(may) <= _FEW_READ
+            plain = self._plain_default_of(state) if self._plain_default_of and not few else None
+            alike = self._alike_of(state) if self._alike_of and not few else None
+            hints = self._hints[i] = [may, plain, _ASK, alike, {}]
         return hints
 
     def _class_indexes(self, chars: str) -> list[int]:
