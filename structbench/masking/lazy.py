@@ -83,15 +83,16 @@ class TrieDense(LazyDense):
         if i != n:  # most calls: a state met before
             return i
         self._number(state, self.machine.can_end(state))  # (LazyDense.id_of's numbering)
-        if content is not _UNASKED:
-            self._content[i] = content
         if self.compiled:  # new: inside a string or key, the walk reads on in string mode
-            found = self._content_at(i)
-            if found is not None:
-                dfa, at = found
-                self._enter[i] = self._strings.row(dfa, self.machine.with_string_state(state, 0), at)
+            if content is _UNASKED:  # (_content_at's question, asked here of the state in hand)
+                content = self._string_content_of(state) if self._string_content_of is not None else None
+            self._content[i] = content
+            if content is not None:
+                self._enter[i] = self._strings.row(content[0], self.machine.with_string_state(state, 0), content[1])
             elif self._ws_twin_of is not None:
                 self._from_twin(i)
+        elif content is not _UNASKED:
+            self._content[i] = content
         return i
 
     def _from_twin(self, i: int) -> None:

@@ -587,6 +587,7 @@ class StringRows:
         self._strings: dict = {}  # (id(dfa), stack at d=0) -> the string's first row
         self._bases: list[int] = []  # per string, in row order: its first row, and (tables, first lex row, stack)
         self._owners: list[tuple] = []
+        self._stacked: dict[int, np.ndarray] = {}  # first row of a DFA stacked whole -> its rows (_lex_rows)
 
     def content(self, dfa) -> StringContent:
         """The DFA's tables (made, and stacked into `lex`, on first need); a DFA that shares another's table
@@ -608,9 +609,10 @@ class StringRows:
             n = content.n_rows
             base = self._strings[key] = self._rows_used
             self._rows_used += n
-            self._reserve_rows(self._rows_used)
-            if first >= 0:
-                self.lex_row[base:base + n] = first + np.arange(n)
+            if self._rows_used > len(self.lex_row):
+                self._reserve_rows(self._rows_used)
+            if first >= 0:  # (the DFA's rows in `lex`, made once per DFA: every string of it points at the same)
+                self.lex_row[base:base + n] = self._lex_rows(first, n)
             else:  # built by rows: the rows made so far, the rest not made yet
                 self.lex_row[base:base + n] = 0
                 made, bases = self._by_rows[id(content)]
@@ -623,6 +625,14 @@ class StringRows:
             self._bases.append(base)
             self._owners.append((content, first, stack, own))
         return base + d
+
+    def _lex_rows(self, first: int, n: int) -> np.ndarray:
+        """first + arange(n), kept per (first, n): a DFA stacked whole at `first`, whose rows each new string of it
+        points at."""
+        found = self._stacked.get(first)
+        if found is None or len(found) != n:
+            found = self._stacked[first] = first + np.arange(n)
+        return found
 
     def rows(self, rows: list[int]) -> None:
         """The lex rows of these rows' DFA states, where a DFA too big to build whole has not made them yet."""

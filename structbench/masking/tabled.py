@@ -572,9 +572,15 @@ class LazyDense:
             may = self._hints_of(i)[0]
             if may is not None and len(may) <= _FEW_READ:
                 # A state that may read only a few characters (after a key, a value, a string): those stepped,
-                # every other class refused, without settling the row's hints class by class
+                # every other class refused, without settling the row's hints class by class. Such a state has no
+                # other hint (_hints_of), so each is the machine's step (_step_class's last line), called directly.
                 row = self._refused.copy()
-                todo = self._class_indexes(may)  # (each character a hint names is a class of its own)
+                state, step, reps = self.states[i], self.machine.step, self.reps
+                for k in self._class_indexes(may):  # (each character a hint names is a class of its own)
+                    ch = reps[k]
+                    nxt = step(state, ch) if ch in may else None
+                    row[k] = -1 if nxt is None else self.id_of(nxt)
+                todo = ()
             else:
                 row = self._trans[i].copy()
                 self._settle_by_hints(i, row)
