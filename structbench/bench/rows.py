@@ -167,6 +167,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("structbench_version", _STR, "the package's version", Kind.PROVENANCE),
     Column("created_at", _STR, "when the part was written (UTC, ISO 8601)", Kind.PROVENANCE),
     Column("hostname", _STR, "the machine that wrote it", Kind.PROVENANCE),
+    Column("engine_versions", _STR, "the engines the trial ran, its strategy's or the one walked beside it "
+                                    "(`paired`), as JSON {engine: installed version}; null where it ran none (and "
+                                    "in parts written before schema 9)", Kind.PROVENANCE),
 )
 
 

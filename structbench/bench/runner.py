@@ -150,7 +150,17 @@ def _common_columns(settings: Settings, trial: Trial, tid: str) -> dict:
         "structbench_version": __version__,
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "hostname": socket.gethostname(),
+        "engine_versions": _engine_versions(settings),
     }
+
+
+def _engine_versions(settings: Settings) -> str | None:
+    """JSON {engine: installed version} of the engines the trial runs: its strategy, and the `paired` one walked
+    beside it (speed, fresh); None where it runs none."""
+    from structbench.masking.engines import ENGINES, engine_version
+
+    names = {settings.strategy.name, settings.get("paired")} & set(ENGINES)
+    return json.dumps({name: engine_version(name) for name in sorted(names)}) if names else None
 
 
 def _record(manifest: Path, result: TrialResult) -> None:

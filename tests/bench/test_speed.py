@@ -110,3 +110,20 @@ def test_vs_paired_is_the_median_of_each_starts_ratio():
     assert got.loc["lazy", "vs_llguidance"] == pytest.approx(2.5)  # across trials: 5 ms over 2 ms
     assert got.loc["llguidance", "paired"] == "llguidance" and got.loc["llguidance", "vs_paired"] == 1.0
     assert list(got.columns[-2:]) == ["paired", "vs_paired"]
+
+
+def test_rows_record_the_engines_they_ran_and_their_versions(compose, tmp_path):
+    """engine_versions: the installed version of each engine a trial ran (its strategy, or the one paired with it),
+    null where it ran none: an engine's new release moves its times, and a row must say which one it timed."""
+    import importlib.metadata
+    import json
+
+    pytest.importorskip("llguidance")
+    run_trial(_settings(compose, tmp_path / "ours", "+paired=tabled"))
+    assert read_results(tmp_path / "ours", "s")["engine_versions"].isna().all()
+    run_trial(_settings(compose, tmp_path / "paired", "+paired=llguidance"))
+    run_trial(_settings(compose, tmp_path / "engine", "strategy=llguidance"))
+    installed = {"llguidance": importlib.metadata.version("llguidance")}
+    for folder in ("paired", "engine"):
+        got = read_results(tmp_path / folder, "s")["engine_versions"]
+        assert got.map(json.loads).tolist() == [installed] * len(got)

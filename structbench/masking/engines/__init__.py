@@ -15,6 +15,8 @@ refuses raises EngineRejected (its `unsupported` says whether the engine declare
 
 from __future__ import annotations
 
+import importlib.metadata
+
 from structbench.errors import SettingsError
 from structbench.lm.vocab import Vocabulary
 from structbench.masking.engines.adapter import (
@@ -42,6 +44,18 @@ def prepare(engine: str, vocab: Vocabulary) -> EngineAdapter:
     return impl[1]
 
 
+def engine_version(engine: str) -> str | None:
+    """The installed version of an engine's package (its distribution is named as its module, `_` or `-`), None
+    where it is not installed: what a row that timed the engine records (a new release moves its times)."""
+    module = _ADAPTERS[engine].module
+    for name in (module, module.replace("_", "-")):
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
 def engine_constraint(engine: str, task, vocab: Vocabulary, key_order: str = "schema",
                       whitespace: str = "lesson") -> EngineConstraint:
     if engine not in ENGINES:
@@ -50,4 +64,4 @@ def engine_constraint(engine: str, task, vocab: Vocabulary, key_order: str = "sc
     return EngineConstraint(prepare(engine, vocab), task, vocab, whitespace)
 
 
-__all__ = ["ENGINES", "EngineConstraint", "engine_constraint", "prepare"]
+__all__ = ["ENGINES", "EngineConstraint", "engine_constraint", "engine_version", "prepare"]
