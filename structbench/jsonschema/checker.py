@@ -125,7 +125,7 @@ class SchemaChecker(ObjectKeys):
         self._key_indexes: dict = {}  # node id -> its property names sorted, and their children (ObjectKeys)
         self._writable: dict = {}  # node id -> its property names whose value can be written (ObjectKeys)
         self._key_tries: dict = {}  # key context (its frame, text "") -> the DFA of its plain characters (ObjectKeys)
-        self._trie_of_top: dict = {}  # a key's frame -> key_trie's answer for it
+        self._trie_of_top: dict = {}  # a key's frame but its text and DFA states -> key_trie's answer for it
         self._key_states: dict = {}  # object node id -> its keys' product of names and key DFAs (ObjectKeys)
         self._key_states_alike: dict = {}  # what that product reads of a node -> the product (ObjectKeys._key_alike)
         self._key_contexts: dict = {}  # id(a product) -> {its live states' bytes: that context's DFA} (ObjectKeys)

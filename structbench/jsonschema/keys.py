@@ -441,10 +441,13 @@ class ObjectKeys:
         still come) have rows of their own where they differ. None for distinct keys, an object that tracks no
         names and checks no key (its keys loop on one state already), and a product too big or whose other keys
         are live in some contexts only (DFAs, or maxProperties, where other keys may not come now)."""
-        known = self._trie_of_top.get(top, False)  # asked two or three times per key state (string_content, ...)
+        # Kept by the frame without its text and DFA states, which _key_trie never reads: asked at every new state of
+        # a key (string_content, ...), whose frames differ by their text alone
+        context = (top.node, top.phase, top.at, top.seen, top.esc, top.count, top.ws, top.child, top.alts)
+        known = self._trie_of_top.get(context, False)
         if known is not False:
             return known
-        found = self._trie_of_top[top] = self._key_trie(top)
+        found = self._trie_of_top[context] = self._key_trie(top)
         return found
 
     def _key_trie(self, top: Frame):

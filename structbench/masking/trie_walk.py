@@ -86,20 +86,28 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_row, ro
     st_mode = np.empty(stack_size, np.int64)
     for r in range(lo.shape[0]):
         top = 0
-        st_pos[0] = lo[r]
-        st_end[0] = hi[r]
-        st_state[0] = states[r]
-        st_mode[0] = modes[r]
-        while top >= 0:
-            node = st_pos[top]
-            if skip_plain and node < st_end[top]:  # the siblings whose tokens are plain only: allowed already
+        # The current level's cursor, end, state and mode live in locals; the stack holds the levels above
+        pos = lo[r]
+        end = hi[r]
+        cur_state = states[r]
+        cur_mode = modes[r]
+        while True:
+            node = pos
+            if skip_plain and node < end:  # the siblings whose tokens are plain only: allowed already
                 node = plain_jump[node]
-            if node >= st_end[top]:
+            if node >= end:
+                if top == 0:
+                    break
                 top -= 1
+                pos = st_pos[top]
+                end = st_end[top]
+                cur_state = st_state[top]
+                cur_mode = st_mode[top]
                 continue
-            st_pos[top] = node + subtree[node]  # the next sibling
-            state = st_state[top]
-            mode = st_mode[top]
+            sub = subtree[node]
+            pos = node + sub  # the next sibling
+            state = cur_state
+            mode = cur_mode
             c = node_classes[node]
             steps += 1
             if mode == STRING:
@@ -109,7 +117,7 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_row, ro
                 elif nxt == UNKNOWN:
                     pend_nodes[n_pend] = node
                     pend_ends[n_pend] = run_end[node]
-                    st_pos[top] = run_end[node]
+                    pos = run_end[node]
                     pend_states[n_pend] = state
                     pend_kinds[n_pend] = NEED_ROW
                     n_pend += 1
@@ -119,7 +127,7 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_row, ro
                     if after == UNKNOWN:
                         pend_nodes[n_pend] = node
                         pend_ends[n_pend] = run_end[node]
-                        st_pos[top] = run_end[node]
+                        pos = run_end[node]
                         pend_states[n_pend] = state
                         pend_kinds[n_pend] = NEED_CLOSE
                         n_pend += 1
@@ -134,7 +142,7 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_row, ro
                     if nxt == UNKNOWN:
                         pend_nodes[n_pend] = node
                         pend_ends[n_pend] = run_end[node]
-                        st_pos[top] = run_end[node]
+                        pos = run_end[node]
                         pend_states[n_pend] = state
                         pend_kinds[n_pend] = NEED_EXIT
                         n_pend += 1
@@ -145,13 +153,13 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_row, ro
             if nxt == UNKNOWN:  # a machine cell not computed yet
                 pend_nodes[n_pend] = node
                 pend_ends[n_pend] = run_end[node]
-                st_pos[top] = run_end[node]
+                pos = run_end[node]
                 pend_states[n_pend] = state
                 pend_kinds[n_pend] = NEED_CELL
                 n_pend += 1
                 continue
             if nxt < 0:  # refused: so are its siblings of its class
-                st_pos[top] = run_end[node]
+                pos = run_end[node]
                 continue
             if mode == MACHINE and enter[nxt] >= 0:  # into a checked string or key: on in string mode
                 nxt = enter[nxt]
@@ -160,7 +168,7 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_row, ro
             t = token_at[node]
             if t >= 0:
                 allowed[t >> 3] |= np.uint8(1 << (t & 7))
-            if subtree[node] == 1:
+            if sub == 1:
                 continue
             # Whole: in string mode, every class below is plain and the DFA takes that many plain characters in a
             # row, or the DFA state loops on every class below; in machine mode, the state loops on every class below.
@@ -176,14 +184,19 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_row, ro
                         break
             if whole:
                 cov_starts[n_cov] = node + 1
-                cov_ends[n_cov] = node + subtree[node]
+                cov_ends[n_cov] = node + sub
                 n_cov += 1
                 continue
+            # Down into the subtree: this level's cursor is kept on the stack, the child's are the locals
+            st_pos[top] = pos
+            st_end[top] = end
+            st_state[top] = cur_state
+            st_mode[top] = cur_mode
             top += 1
-            st_pos[top] = node + 1
-            st_end[top] = node + subtree[node]
-            st_state[top] = nxt
-            st_mode[top] = mode
+            pos = node + 1
+            end = node + sub
+            cur_state = nxt
+            cur_mode = mode
     if n_pend:
         return n_pend, steps, n_cov
     # The last round: the tokens ending inside the covered node ranges (a range a:b's are
