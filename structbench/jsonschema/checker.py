@@ -51,7 +51,10 @@ from structbench.jsonschema.frames import (
     Frame,
     Phase,
     Stack,
+    value_done,
     with_at,
+    with_phase,
+    with_ws,
 )
 from structbench.jsonschema.free_text import FREE_STRING
 from structbench.jsonschema.keys import OTHER, ObjectKeys
@@ -394,7 +397,7 @@ class SchemaChecker(ObjectKeys):
         top = stack[-1]
         if not top.ws or top.kind not in (OBJECT, ARRAY, ROOT):
             return None
-        return stack[:-1] + (top._replace(ws=0),), self._ws_chars, self._ws_reads(top)
+        return stack[:-1] + (with_ws(top, 0),), self._ws_chars, self._ws_reads(top)
 
     def string_content(self, stack: Stack):
         """(dfa, state) when the stack's top is a string (its content's DFA; a free string's is FreeString, one
@@ -474,7 +477,11 @@ class SchemaChecker(ObjectKeys):
             elif frame.phase == KEY or frame.phase == AFTER_COMMA:
                 reads = (self._key_as_read if frame.phase == KEY else self._after_comma_as_read)(frame, reach)
                 if reads is not None:  # its text and node are read in `reads` as far as a token reads them
-                    return frame._replace(seen=reads, text=_KEY_AS_READ, node=-1, at=0)
+                    # frame._replace(seen=reads, text=_KEY_AS_READ, node=-1, at=0), made directly: a key's every
+                    # state asks
+                    kind, _, phase, _, _, _, esc, count, ws, child, alts, ks = frame
+                    return tuple.__new__(Frame, (kind, -1, phase, _KEY_AS_READ, 0, reads, esc, count, ws, child, alts,
+                                                 ks))
             if reads is not None:
                 return frame._replace(seen=reads)
         return frame
@@ -542,8 +549,8 @@ class SchemaChecker(ObjectKeys):
     def _step_root(self, stack: Stack, ch: str) -> Stack | None:
         top, rest = stack[-1], stack[:-1]
         if top.kind == ROOT and self._ws(top, ch):
-            return rest + (top._replace(ws=top.ws + 1),)
-        return self._open_value(rest + (top._replace(ws=0),), top.node, ch) if top.phase == VALUE else None
+            return rest + (with_ws(top, top.ws + 1),)
+        return self._open_value(rest + (with_ws(top, 0),), top.node, ch) if top.phase == VALUE else None
 
     def _step_string(self, stack: Stack, ch: str) -> Stack | None:
         top, rest = stack[-1], stack[:-1]
@@ -561,7 +568,7 @@ class SchemaChecker(ObjectKeys):
         dfa = self.nodes[top.node].number_dfa
         nxt = dfa.step(top.at, ch)
         if nxt is not None:
-            return rest + (top._replace(at=nxt),)
+            return rest + (with_at(top, nxt),)
         # The number can't grow: if it is finished, the character belongs to whatever follows it.
         if top.at in dfa.accepting:
             return self.step(self._close(stack), ch)
@@ -572,7 +579,7 @@ class SchemaChecker(ObjectKeys):
         if top.text[top.at] != ch:
             return None
         at = top.at + 1
-        return self._close(stack) if at == len(top.text) else rest + (top._replace(at=at),)
+        return self._close(stack) if at == len(top.text) else rest + (with_at(top, at),)
 
     def _step_union(self, stack: Stack, ch: str) -> Stack | None:
         top, rest = stack[-1], stack[:-1]
@@ -593,35 +600,35 @@ class SchemaChecker(ObjectKeys):
         if phase == KEY:
             return self._key_step(rest, top, ch)
         if self._ws(top, ch):
-            return rest + (top._replace(ws=top.ws + 1),)
+            return rest + (with_ws(top, top.ws + 1),)
         if phase in _BEFORE_MEMBER and ch == '"' and self._may_add_key(top):
             return rest + (self._key_open(top),)
         if phase in _MAY_CLOSE and ch == "}" and self._may_close(top):
             return self._close(stack)
         if phase == AFTER_VALUE and ch == "," and self._may_add_key(top):
-            return rest + (top._replace(phase=AFTER_COMMA, ws=0),)
+            return rest + (with_phase(top, AFTER_COMMA),)
         if phase == COLON:
-            return rest + (top._replace(phase=VALUE, ws=0),) if ch == ":" else None
+            return rest + (with_phase(top, VALUE),) if ch == ":" else None
         if phase == VALUE:
-            return self._open_value(rest + (top._replace(ws=0),), top.child, ch)
+            return self._open_value(rest + (with_ws(top, 0),), top.child, ch)
         return None
 
     def _step_array(self, stack: Stack, ch: str) -> Stack | None:
         top, rest = stack[-1], stack[:-1]
         phase = top.phase
         if self._ws(top, ch):
-            return rest + (top._replace(ws=top.ws + 1),)
+            return rest + (with_ws(top, top.ws + 1),)
         if phase in _MAY_CLOSE and ch == "]" and top.count >= self.nodes[top.node].min_items:
             return self._close(stack)
         if phase == AFTER_VALUE:
             if ch == "," and self._item_node(top) is not None:
-                return rest + (top._replace(phase=AFTER_COMMA, ws=0),)
+                return rest + (with_phase(top, AFTER_COMMA),)
             return None
         if phase in _BEFORE_MEMBER:
             child = self._item_node(top)
             if child is None:
                 return None
-            return self._open_value(rest + (top._replace(phase=VALUE, ws=0),), child, ch)
+            return self._open_value(rest + (with_phase(top, VALUE),), child, ch)
         return None
 
     # --- opening and closing values -----------------------------------------------------
@@ -697,8 +704,8 @@ class SchemaChecker(ObjectKeys):
             count = min(parent.count + 1, self._caps[parent.node])
             return stack[:-1] + (parent._replace(phase=AFTER_VALUE, count=count, ws=0),)
         if parent.kind in (ROOT, ALT):
-            return stack[:-1] + (parent._replace(phase=DONE, ws=0),)
-        return stack[:-1] + (parent._replace(phase=AFTER_VALUE, ws=0, child=-1),)
+            return stack[:-1] + (with_phase(parent, DONE),)
+        return stack[:-1] + (value_done(parent),)
 
     # --- whole texts --------------------------------------------------------------------
 

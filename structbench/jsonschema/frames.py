@@ -97,6 +97,27 @@ def with_at(frame: Frame, at: int) -> Frame:
     return tuple.__new__(Frame, values)
 
 
+# A container's frame changes by its whitespace count or its phase at nearly every character between values: these
+# make it directly, at a third of _replace's cost with keywords.
+
+def with_ws(frame: Frame, ws: int) -> Frame:
+    """frame._replace(ws=ws)."""
+    kind, node, phase, text, at, seen, esc, count, _, child, alts, ks = frame
+    return tuple.__new__(Frame, (kind, node, phase, text, at, seen, esc, count, ws, child, alts, ks))
+
+
+def with_phase(frame: Frame, phase: Phase) -> Frame:
+    """frame._replace(phase=phase, ws=0): a container's next phase, its whitespace count reset."""
+    kind, node, _, text, at, seen, esc, count, _, child, alts, ks = frame
+    return tuple.__new__(Frame, (kind, node, phase, text, at, seen, esc, count, 0, child, alts, ks))
+
+
+def value_done(frame: Frame) -> Frame:
+    """frame._replace(phase=AFTER_VALUE, ws=0, child=-1): an object whose value has just closed."""
+    kind, node, _, text, at, seen, esc, count, _, _, alts, ks = frame
+    return tuple.__new__(Frame, (kind, node, Phase.AFTER_VALUE, text, at, seen, esc, count, 0, -1, alts, ks))
+
+
 Stack = tuple  # of Frame, innermost last
 
 WHITESPACE_POLICIES = ("lesson", "compact", "flexible")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from structbench.jsonschema.frames import Frame, Kind, Phase, with_at, with_text
+from structbench.jsonschema.frames import Frame, Kind, Phase, value_done, with_at, with_phase, with_text, with_ws
 
 FRAMES = st.builds(Frame, st.sampled_from(list(Kind)), st.integers(-1, 50), st.sampled_from(list(Phase)),
                    st.text(max_size=5), st.integers(0, 9), st.frozensets(st.text(max_size=3), max_size=3),
@@ -18,3 +18,12 @@ def test_with_text_and_with_at_are_replace(frame, text, at):
     for got, want in ((with_text(frame, text), frame._replace(text=text)), (with_at(frame, at), frame._replace(at=at))):
         assert type(got) is Frame and got == want and hash(got) == hash(want)
     assert with_text(frame, text)[:3] == frame[:3] and with_at(frame, at).text == frame.text
+
+
+@given(FRAMES, st.integers(0, 9), st.sampled_from(list(Phase)))
+def test_with_ws_with_phase_and_value_done_are_replace(frame, ws, phase):
+    """The container's fast replacements (the steps between values) give the frame _replace gives."""
+    for got, want in ((with_ws(frame, ws), frame._replace(ws=ws)),
+                      (with_phase(frame, phase), frame._replace(phase=phase, ws=0)),
+                      (value_done(frame), frame._replace(phase=Phase.AFTER_VALUE, ws=0, child=-1))):
+        assert type(got) is Frame and got == want and hash(got) == hash(want)
