@@ -56,13 +56,13 @@ class TrieDense(LazyDense):
 
     def __init__(self, machine: Machine, boundaries: np.ndarray, vocab: Vocabulary):
         self._n_words = (len(boundaries) + 63) // 64
-        self._loops = np.zeros((64, self._n_words), dtype=np.uint64)
-        self._loops_known = np.zeros(64, dtype=bool)
-        self._enter = np.full(64, -1, dtype=np.int64)  # per state: its string-mode row, -1 for none
+        self._loops = np.zeros((self.FIRST_STATES, self._n_words), dtype=np.uint64)
+        self._loops_known = np.zeros(self.FIRST_STATES, dtype=bool)
+        self._enter = np.full(self.FIRST_STATES, -1, dtype=np.int64)  # per state: its string-mode row, -1 for none
         # Per state whose loops are known: it reads any run of plain characters (`total`), and it refuses every
         # control character; per lex row, the latter for string mode. What a mask's walk starts from.
-        self._total = np.zeros(64, dtype=bool)
-        self._quiet = np.zeros(64, dtype=bool)
+        self._total = np.zeros(self.FIRST_STATES, dtype=bool)
+        self._quiet = np.zeros(self.FIRST_STATES, dtype=bool)
         self._lex_quiet: dict[int, bool] = {}
         self._string_content_of = getattr(machine, "string_content", None)
         self._content: dict[int, tuple | None] = {}  # per state: (its string's DFA, DFA state), or None

@@ -42,6 +42,7 @@ from structbench.regular.charsets import (
 from structbench.regular.dfa import move_shape, moves_array, next_states
 
 _QUOTE, _BACKSLASH = 0x22, 0x5C
+_FIRST_LEX_ROWS, _FIRST_ROWS = 128, 512  # StringRows' tables' first lengths
 _ESCAPABLE = escape_candidates("\\")  # what an escape may stand for in checked content (strings.py)
 
 
@@ -571,14 +572,15 @@ class StringRows:
         self._unicode_escapes = unicode_escapes  # (StringContent's: the vocabulary's unicode_escape_prefixes)
         codes = boundaries.astype(np.int64)
         self.plain = trie_walk.class_bits(np.flatnonzero(json_plain(codes)), (len(codes) + 63) // 64)
-        self.lex = np.full((32, len(codes)), -1, dtype=np.int32)
-        self.run = np.zeros(32, dtype=np.int64)
-        self.total = np.zeros(32, dtype=bool)
-        self.loops = np.zeros((32, self.plain.shape[0]), dtype=np.uint64)
-        self.lex_row = np.zeros(128, dtype=np.int64)
-        self.base = np.zeros(128, dtype=np.int64)
-        self.exits = np.full(128, trie_walk.UNKNOWN, dtype=np.int64)
-        self.closes = np.full(128, trie_walk.UNKNOWN, dtype=np.int64)
+        # First lengths (doubled when full) that most fresh answers stay within: about 70 lex rows and 250 rows
+        self.lex = np.full((_FIRST_LEX_ROWS, len(codes)), -1, dtype=np.int32)
+        self.run = np.zeros(_FIRST_LEX_ROWS, dtype=np.int64)
+        self.total = np.zeros(_FIRST_LEX_ROWS, dtype=bool)
+        self.loops = np.zeros((_FIRST_LEX_ROWS, self.plain.shape[0]), dtype=np.uint64)
+        self.lex_row = np.zeros(_FIRST_ROWS, dtype=np.int64)
+        self.base = np.zeros(_FIRST_ROWS, dtype=np.int64)
+        self.exits = np.full(_FIRST_ROWS, trie_walk.UNKNOWN, dtype=np.int64)
+        self.closes = np.full(_FIRST_ROWS, trie_walk.UNKNOWN, dtype=np.int64)
         self.lex[0] = trie_walk.UNKNOWN  # row 0: a row not made yet (a DFA built by rows)
         self._lex_used, self._rows_used = 1, 0
         self._dfas: dict[int, tuple] = {}  # id(dfa) -> its tables, their first row in lex, its own rows (_dfa)

@@ -396,6 +396,7 @@ class LazyDense:
 
     UNEXPANDED = UNKNOWN
     EXPAND_HINTED = True  # a state with a may_read hint gets its whole row at its first cell (the rows are short)
+    FIRST_STATES = 128  # the per-state arrays' first length (doubled when full): a fresh answer numbers about 70
 
     def __init__(self, machine: Machine, boundaries: np.ndarray, vocab: Vocabulary):
         self.machine, self.boundaries, self.vocab = machine, boundaries, vocab
@@ -406,11 +407,11 @@ class LazyDense:
         self._index: TokenIndex | None = None  # the vocabulary's index over these classes, looked up on the first walk
         self.states: list = []
         self._ids: dict = {}
-        self._trans = np.full((64, len(boundaries)), self.UNEXPANDED, dtype=np.int32)
+        self._trans = np.full((self.FIRST_STATES, len(boundaries)), self.UNEXPANDED, dtype=np.int32)
         self._refused = np.full(len(boundaries), -1, dtype=np.int32)  # a row refusing every class, copied where one
         # is needed (a copy costs a fifth of np.full)
-        self._expanded = np.zeros(64, dtype=bool)
-        self._accepting = np.zeros(64, dtype=bool)
+        self._expanded = np.zeros(self.FIRST_STATES, dtype=bool)
+        self._accepting = np.zeros(self.FIRST_STATES, dtype=bool)
         self.fuel: Fuel | None = None  # set by fueled(): the budget machine steps draw from
         self._may_read_of = getattr(machine, "may_read", None)
         self._plain_default_of = getattr(machine, "plain_default", None)
