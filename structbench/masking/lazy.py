@@ -259,10 +259,10 @@ class TrieDense(LazyDense):
         reads_nothing = self._enter[i] < 0 and not self._expanded[i] and self._hints_of(i)[0] == ""
         if reads_nothing and self._accepting[i]:  # the value done, no whitespace after it: the end token alone
             return vc.end_only_bits, 0
-        bits = np.zeros(n_bytes, dtype=np.uint8)
-        if self._accepting[i]:
-            bits[vc.eos_id >> 3] |= np.uint8(1 << (vc.eos_id & 7))
         if index is None or reads_nothing:  # a vocabulary of no token but the end; a state that reads no character
+            bits = np.zeros(n_bytes, dtype=np.uint8)
+            if self._accepting[i]:
+                bits[vc.eos_id >> 3] |= np.uint8(1 << (vc.eos_id & 7))
             return bits.view("<i4"), 0
         strings = self._strings
         counted = 0
@@ -283,12 +283,15 @@ class TrieDense(LazyDense):
                 self._expand([i])
             total, refuses_controls = bool(self._total[i]), bool(self._quiet[i])  # (_note_loops)
         if total:  # any run of plain characters is read from here: every plain token at once, their subtrees skipped
-            bits |= index.trie.plain_bits
+            bits = index.trie.plain_bits.copy()  # (a copy, not zeros and then an `or`: the mask starts as them)
         elif counted:  # up to `counted` plain characters: those plain tokens at once, the same skips (string mode
-            bits |= index.trie.plain_bits_upto(counted)  # refuses control characters)
+            bits = index.trie.plain_bits_upto(counted).copy()  # refuses control characters)
             refuses_controls = True
         else:
+            bits = np.zeros(n_bytes, dtype=np.uint8)
             refuses_controls = False
+        if self._accepting[i]:
+            bits[vc.eos_id >> 3] |= np.uint8(1 << (vc.eos_id & 7))
         steps = trie_walk.walk(index, start, mode, lambda: (self._trans, self._loops, self._loops_known, self._enter),
                                self._fill, strings, bits, skip_plain=total or bool(counted),
                                refuses_controls=refuses_controls)
@@ -544,6 +547,11 @@ class TrieDense(LazyDense):
             self.fuel.spend(steps_taken(self.machine) - before + len(targets) or 1)
         self._trans[i] = row  # id_of may have grown the table: index it anew
         self._expanded[i] = True
+
+    def _no_loop(self, i: int) -> None:
+        """A row of few characters that leads back to i on none (LazyDense._expand saw every cell it wrote): its
+        loop bits are the zeros they are, known without the kernel's pass over the row."""
+        self._loops_known[i] = True
 
     def _note_loops(self, ids: np.ndarray) -> None:
         """The loop bits of `ids`, whose rows _expand has just computed whole (a row completed cell by cell is a

@@ -577,10 +577,14 @@ class LazyDense:
                 # other hint (_hints_of), so each is the machine's step (_step_class's last line), called directly.
                 row = self._refused.copy()
                 state, step, reps = self.states[i], self.machine.step, self.reps
+                loops = False
                 for k in self._class_indexes(may):  # (each character a hint names is a class of its own)
                     ch = reps[k]
                     nxt = step(state, ch) if ch in may else None
-                    row[k] = -1 if nxt is None else self.id_of(nxt)
+                    row[k] = j = -1 if nxt is None else self.id_of(nxt)
+                    loops = loops or j == i
+                if not loops:
+                    self._no_loop(i)
                 todo = ()
             else:
                 row = self._trans[i].copy()
@@ -594,6 +598,10 @@ class LazyDense:
                 self.fuel.spend(steps_taken(self.machine) - before or len(self.reps))
             self._trans[i] = row
             self._expanded[i] = True
+
+    def _no_loop(self, i: int) -> None:
+        """State i's row, being computed whole, leads back to i on no class (a subclass that keeps loop bits notes
+        it without looking at the row again)."""
 
     def _expand_rows(self, ids: list[int]) -> None:
         """The rows of `ids` from the machine's own vectorised `rows` (a pattern's DFA: every class looked up among

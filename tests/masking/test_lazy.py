@@ -231,6 +231,33 @@ def test_masks_equal_the_token_walk(vocab, name, compiled):
 
 
 @pytest.mark.parametrize("whitespace", ["lesson", "flexible"])
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_rows_of_few_characters_are_known_not_to_loop_only_where_they_do_not(vocab, name, whitespace):
+    """A row of few characters (LazyDense._expand's short branch) is marked as leading back nowhere without the
+    kernel's pass over it (_no_loop): after the walks, every row whose loops are known has the loop bits the kernel
+    finds in it, and the masks are LazyDense's."""
+    require_llama3(vocab)
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    schema, value = SCHEMAS[name]
+    checker = SchemaChecker(schema, "any", whitespace)
+    bounds = machine_boundaries(checker.special_chars())
+    trie, plain = TrieDense(checker, bounds, vocab), LazyDense(SchemaChecker(schema, "any", whitespace), bounds, vocab)
+    marked, mark = [], trie._no_loop
+    trie._no_loop = lambda i: (marked.append(i), mark(i))
+    separators = (" , ", " :  ") if whitespace == "flexible" else (", ", ": ")
+    for i in reached_states(checker, plain, vocab, value, np.random.default_rng(3), separators=separators):
+        expected, _ = plain.mask(i)
+        got, _ = trie.mask(trie.id_of(plain.states[i]))
+        assert np.array_equal(got, expected), (plain.states[i][-1], np.flatnonzero(got != expected)[:10])
+    assert marked, "no row of few characters was computed: the claim went unchecked"
+    for i in range(len(trie.states)):
+        if trie._expanded[i] and trie._loops_known[i]:
+            assert bool(trie._loops[i].any()) == trie_walk.loops_back(trie._trans, i), trie.states[i][-1]
+    assert all(not trie_walk.loops_back(trie._trans, i) for i in marked)
+
+
+@pytest.mark.parametrize("whitespace", ["lesson", "flexible"])
 def test_a_value_done_is_masked_without_its_row(vocab, whitespace):
     """Where the whole value is written and the policy lets no whitespace follow, the state reads no character
     (may_read ""): its mask, the end token alone, is set without computing its row or walking the tree. Where
