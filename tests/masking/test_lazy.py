@@ -230,12 +230,10 @@ def test_masks_equal_the_token_walk(vocab, name, compiled):
         assert np.array_equal(got, expected), (plain.states[i][-1], np.flatnonzero(got != expected)[:10])
 
 
-@pytest.mark.parametrize("whitespace", ["lesson", "flexible"])
-@pytest.mark.parametrize("name", sorted(SCHEMAS))
-def test_rows_of_few_characters_are_known_not_to_loop_only_where_they_do_not(vocab, name, whitespace):
-    """A row of few characters (LazyDense._expand's short branch) is marked as leading back nowhere without the
-    kernel's pass over it (_no_loop): after the walks, every row whose loops are known has the loop bits the kernel
-    finds in it, and the masks are LazyDense's."""
+def walked_under(vocab, name: str, whitespace: str, seed: int, watched: str):
+    """A TrieDense over SCHEMAS[name] under the whitespace policy, its masks checked against LazyDense's token walk
+    at states that answers with the policy's separators reach; returns it, and the arguments of every call its method
+    `watched` received meanwhile."""
     require_llama3(vocab)
     if not trie_walk.compiled():
         pytest.skip("numba is not installed")
@@ -243,18 +241,29 @@ def test_rows_of_few_characters_are_known_not_to_loop_only_where_they_do_not(voc
     checker = SchemaChecker(schema, "any", whitespace)
     bounds = machine_boundaries(checker.special_chars())
     trie, plain = TrieDense(checker, bounds, vocab), LazyDense(SchemaChecker(schema, "any", whitespace), bounds, vocab)
-    marked, mark = [], trie._no_loop
-    trie._no_loop = lambda i: (marked.append(i), mark(i))
     separators = (" , ", " :  ") if whitespace == "flexible" else (", ", ": ")
-    for i in reached_states(checker, plain, vocab, value, np.random.default_rng(3), separators=separators):
+    states = reached_states(checker, plain, vocab, value, np.random.default_rng(seed), separators=separators)
+    calls, method = [], getattr(trie, watched)
+    setattr(trie, watched, lambda *args: (calls.append(args), method(*args)))
+    for i in states:
         expected, _ = plain.mask(i)
         got, _ = trie.mask(trie.id_of(plain.states[i]))
         assert np.array_equal(got, expected), (plain.states[i][-1], np.flatnonzero(got != expected)[:10])
+    return trie, calls
+
+
+@pytest.mark.parametrize("whitespace", ["lesson", "flexible"])
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_rows_of_few_characters_are_known_not_to_loop_only_where_they_do_not(vocab, name, whitespace):
+    """A row of few characters (LazyDense._expand's short branch) is marked as leading back nowhere without the
+    kernel's pass over it (_no_loop): after the walks, every row whose loops are known has the loop bits the kernel
+    finds in it, and the masks are LazyDense's."""
+    trie, marked = walked_under(vocab, name, whitespace, 3, "_no_loop")
     assert marked, "no row of few characters was computed: the claim went unchecked"
     for i in range(len(trie.states)):
         if trie._expanded[i] and trie._loops_known[i]:
             assert bool(trie._loops[i].any()) == trie_walk.loops_back(trie._trans, i), trie.states[i][-1]
-    assert all(not trie_walk.loops_back(trie._trans, i) for i in marked)
+    assert all(not trie_walk.loops_back(trie._trans, i) for (i,) in marked)
 
 
 @pytest.mark.parametrize("whitespace", ["lesson", "flexible"])
@@ -311,21 +320,7 @@ def test_an_advance_numbers_no_state_it_only_passes_through(vocab, compiled):
 def test_rows_copied_from_a_whitespace_twin_give_the_token_walks_masks(vocab, name, whitespace):
     """After whitespace a state's row is its twin's (ws_twin), copied whole where it may read no more whitespace
     (lesson: one space) and but for the whitespace where it may (flexible): masks as LazyDense's token walk."""
-    require_llama3(vocab)
-    if not trie_walk.compiled():
-        pytest.skip("numba is not installed")
-    schema, value = SCHEMAS[name]
-    checker = SchemaChecker(schema, "any", whitespace)
-    bounds = machine_boundaries(checker.special_chars())
-    trie, plain = TrieDense(checker, bounds, vocab), LazyDense(SchemaChecker(schema, "any", whitespace), bounds, vocab)
-    separators = (" , ", " :  ") if whitespace == "flexible" else (", ", ": ")
-    states = reached_states(checker, plain, vocab, value, np.random.default_rng(2), separators=separators)
-    copied, copy = [], trie._copy_twin
-    trie._copy_twin = lambda *args: (copied.append(args), copy(*args))
-    for i in states:
-        expected, _ = plain.mask(i)
-        got, _ = trie.mask(trie.id_of(plain.states[i]))
-        assert np.array_equal(got, expected), (plain.states[i][-1], np.flatnonzero(got != expected)[:10])
+    trie, copied = walked_under(vocab, name, whitespace, 2, "_copy_twin")
     assert copied, "no row was copied from a twin: the test would check nothing"
     whole = [i for i, _, _, reads in copied if not reads]  # rows copied whole (lesson: one space, then no more)
     assert whole or whitespace == "flexible", "no row was copied whole: the loop claim went unchecked"
