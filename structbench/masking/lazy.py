@@ -586,9 +586,10 @@ class TrieDense(LazyDense):
 def _weakly(method):
     """A bound method as a callable that does not keep its object alive: StringRows calls back the TrieDense that
     holds it, and a strong reference each way would be a cycle, left to the garbage collector's passes (which then
-    walk every state of every schema met since the last one) instead of freed with its constraint."""
-    ref = weakref.WeakMethod(method)
-    return lambda *args: ref()(*args)
+    walk every state of every schema met since the last one) instead of freed with its constraint. (A weak reference
+    to the object and its class's function: a WeakMethod makes a bound method at every call, and a close calls.)"""
+    ref, func = weakref.ref(method.__self__), method.__func__
+    return lambda *args: func(ref(), *args)
 
 
 def lazy_constraint(machine: Machine, vocab: Vocabulary) -> TabledConstraint:
