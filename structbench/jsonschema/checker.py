@@ -51,6 +51,7 @@ from structbench.jsonschema.frames import (
     Frame,
     Phase,
     Stack,
+    read_as,
     value_done,
     with_at,
     with_phase,
@@ -477,11 +478,7 @@ class SchemaChecker(ObjectKeys):
             elif frame.phase == KEY or frame.phase == AFTER_COMMA:
                 reads = (self._key_as_read if frame.phase == KEY else self._after_comma_as_read)(frame, reach)
                 if reads is not None:  # its text and node are read in `reads` as far as a token reads them
-                    # frame._replace(seen=reads, text=_KEY_AS_READ, node=-1, at=0), made directly: a key's every
-                    # state asks
-                    kind, _, phase, _, _, _, esc, count, ws, child, alts, ks = frame
-                    return tuple.__new__(Frame, (kind, -1, phase, _KEY_AS_READ, 0, reads, esc, count, ws, child, alts,
-                                                 ks))
+                    return read_as(frame, reads, _KEY_AS_READ)
             if reads is not None:
                 return frame._replace(seen=reads)
         return frame

@@ -118,6 +118,35 @@ def value_done(frame: Frame) -> Frame:
     return tuple.__new__(Frame, (kind, node, Phase.AFTER_VALUE, text, at, seen, esc, count, 0, -1, alts, ks))
 
 
+# An object's frame as a key opens, closes, or has its value written, and as a mask key reads it: asked at a key's
+# every state, so made directly too.
+
+def key_opened(frame: Frame, ks: tuple) -> Frame:
+    """frame._replace(phase=KEY, text="", ks=ks, ws=0): after a key's opening quote."""
+    kind, node, _, _, at, seen, esc, count, _, child, alts, _ = frame
+    return tuple.__new__(Frame, (kind, node, Phase.KEY, "", at, seen, esc, count, 0, child, alts, ks))
+
+
+def key_closed(frame: Frame, child: int, seen: frozenset, count: int) -> Frame:
+    """frame._replace(phase=COLON, child=child, text="", esc="", ks=(), seen=seen, ws=0, count=count): after a
+    key's closing quote, its value's node chosen."""
+    kind, node, _, _, at, _, _, _, _, _, alts, _ = frame
+    return tuple.__new__(Frame, (kind, node, Phase.COLON, "", at, seen, "", count, 0, child, alts, ()))
+
+
+def value_written(frame: Frame, seen: frozenset) -> Frame:
+    """frame._replace(phase=AFTER_VALUE, child=-1, ws=0, text="", esc="", ks=(), seen=seen): the object once the
+    value of its key is written, with these keys used."""
+    kind, node, _, _, at, _, _, count, _, _, alts, _ = frame
+    return tuple.__new__(Frame, (kind, node, Phase.AFTER_VALUE, "", at, seen, "", count, 0, -1, alts, ()))
+
+
+def read_as(frame: Frame, reads, text: str) -> Frame:
+    """frame._replace(seen=reads, text=text, node=-1, at=0): a key's frame as a mask key reads it."""
+    kind, _, phase, _, _, _, esc, count, ws, child, alts, ks = frame
+    return tuple.__new__(Frame, (kind, -1, phase, text, 0, reads, esc, count, ws, child, alts, ks))
+
+
 Stack = tuple  # of Frame, innermost last
 
 WHITESPACE_POLICIES = ("lesson", "compact", "flexible")

@@ -14,7 +14,7 @@ from functools import cache
 
 import numpy as np
 
-from structbench.jsonschema.frames import AFTER_VALUE, COLON, KEY, Frame, Stack
+from structbench.jsonschema.frames import COLON, Frame, Stack, key_closed, key_opened, value_written
 from structbench.jsonschema.key_patterns import KeyPatternDFA, KeyPatternStates
 from structbench.jsonschema.key_trie import KeyTrie
 from structbench.jsonschema.strings import (
@@ -194,7 +194,7 @@ class ObjectKeys:
         key = (frame.node, frame.at, frame.seen, frame.count, frame.alts)
         found = reads.get(key, False)
         if found is False:
-            after = frame._replace(phase=AFTER_VALUE, child=-1, ws=0, text="", esc="", ks=())  # its value written
+            after = value_written(frame, frame.seen)
             node = self.nodes[after.node]
             if node.key_dfa is not None or reach.opening_keys is None or self._beyond_bmp(after.node):
                 found = self._reads_of_openings(after, reach.openings)
@@ -315,10 +315,7 @@ class ObjectKeys:
 
     def _tails_read(self, frame: Frame, seen: frozenset, reach):
         """_tails_as_read, computed: `seen` the used keys after the value."""
-        # its value written: frame._replace(phase=AFTER_VALUE, child=-1, ws=0, text="", esc="", ks=(), seen=seen),
-        # made directly (a key's every mask key may ask)
-        after = tuple.__new__(Frame, (frame.kind, frame.node, AFTER_VALUE, "", frame.at, seen, "", frame.count, 0, -1,
-                                      frame.alts, ()))
+        after = value_written(frame, seen)
         if _comma_tails(reach.value_tails):
             # Tails of a comma, whitespace and at most a key's opening quote (Llama 3: `,\n` and `,"`): the steps
             # that read them ask only whether a key may come (the comma and the quote both), and the whitespace
@@ -557,8 +554,7 @@ class ObjectKeys:
     def _key_open(self, top: Frame) -> Frame:
         """The frame after a key's opening quote."""
         ks = tuple(d.start for d in self._key_dfas(self.nodes[top.node]))
-        kind, node, _, _, at, seen, esc, count, _, child, alts, _ = top  # (_replace, at a third of its cost)
-        return tuple.__new__(Frame, (kind, node, KEY, "", at, seen, esc, count, 0, child, alts, ks))
+        return key_opened(top, ks)
 
     def _key_step(self, rest: Stack, top: Frame, ch: str) -> Stack | None:
         """One character inside a key's quotes."""
@@ -662,9 +658,7 @@ class ObjectKeys:
         elif node.required and text in node.required or not self._ordered and text != OTHER and self._is_property(top.node, text):
             seen = seen | {text}
         count = min(top.count + 1, max(node.min_props, node.max_props or 0)) if node.counts_keys else top.count
-        # (top._replace(phase=COLON, child=child, text="", esc="", ks=(), seen=seen, ws=0, count=count), directly)
-        return rest + (tuple.__new__(Frame, (top.kind, top.node, COLON, "", top.at, seen, "", count, 0, child, top.alts,
-                                             ())),)
+        return rest + (key_closed(top, child, seen, count),)
 
 
 class NameEntries:

@@ -124,8 +124,8 @@ class TrieDense(LazyDense):
         if not reads:
             self._expanded[i] = True
             # No loop: the whitespace that leads back to i is refused in it, and every other step from its twin
-            # leaves the whitespace count behind (ws_twin), so no cell is i; its loop bits stay the zeros they are.
-            self._loops_known[i] = True
+            # leaves the whitespace count behind (ws_twin), so no cell is i.
+            self._no_loop(i)
 
     def _string_state(self, i: int, d: int) -> int:
         """The id of the machine state where state i's string (i is inside one) has its DFA at d: what a plain
@@ -549,8 +549,8 @@ class TrieDense(LazyDense):
         self._expanded[i] = True
 
     def _no_loop(self, i: int) -> None:
-        """A row of few characters that leads back to i on none (LazyDense._expand saw every cell it wrote): its
-        loop bits are the zeros they are, known without the kernel's pass over the row."""
+        """A row known to lead back to i on no class (a row of few characters, whose every cell LazyDense._expand
+        wrote; a twin's copied whole): its loop bits are the zeros they are, known without the kernel's pass."""
         self._loops_known[i] = True
 
     def _note_loops(self, ids: np.ndarray) -> None:

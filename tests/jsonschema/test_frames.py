@@ -5,7 +5,20 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from structbench.jsonschema.frames import Frame, Kind, Phase, value_done, with_at, with_phase, with_text, with_ws
+from structbench.jsonschema.frames import (
+    Frame,
+    Kind,
+    Phase,
+    key_closed,
+    key_opened,
+    read_as,
+    value_done,
+    value_written,
+    with_at,
+    with_phase,
+    with_text,
+    with_ws,
+)
 
 FRAMES = st.builds(Frame, st.sampled_from(list(Kind)), st.integers(-1, 50), st.sampled_from(list(Phase)),
                    st.text(max_size=5), st.integers(0, 9), st.frozensets(st.text(max_size=3), max_size=3),
@@ -26,4 +39,18 @@ def test_with_ws_with_phase_and_value_done_are_replace(frame, ws, phase):
     for got, want in ((with_ws(frame, ws), frame._replace(ws=ws)),
                       (with_phase(frame, phase), frame._replace(phase=phase, ws=0)),
                       (value_done(frame), frame._replace(phase=Phase.AFTER_VALUE, ws=0, child=-1))):
+        assert type(got) is Frame and got == want and hash(got) == hash(want)
+
+
+@given(FRAMES, st.tuples(st.integers(0, 3)), st.integers(-1, 9), st.frozensets(st.text(max_size=3), max_size=3),
+       st.integers(0, 5), st.text(max_size=4))
+def test_an_objects_key_frames_are_replace(frame, ks, child, seen, count, text):
+    """A key's opening, its closing, its value written and its mask key's reading give the frame _replace gives."""
+    for got, want in ((key_opened(frame, ks), frame._replace(phase=Phase.KEY, text="", ks=ks, ws=0)),
+                      (key_closed(frame, child, seen, count),
+                       frame._replace(phase=Phase.COLON, child=child, text="", esc="", ks=(), seen=seen, ws=0,
+                                      count=count)),
+                      (value_written(frame, seen),
+                       frame._replace(phase=Phase.AFTER_VALUE, child=-1, ws=0, text="", esc="", ks=(), seen=seen)),
+                      (read_as(frame, (seen, child), text), frame._replace(seen=(seen, child), text=text, node=-1, at=0))):
         assert type(got) is Frame and got == want and hash(got) == hash(want)
