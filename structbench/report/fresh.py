@@ -8,7 +8,9 @@ llguidance's p50 and p99 (the issue's targets are such ratios); and the count of
 scopes: the schemas every strategy walked, the same instance (same walks), and everything each strategy ran.
 Where a trial walked a `paired` strategy on each schema (experiments/fresh.py), a third table: per strategy, its
 percentiles and the paired strategy's over the schemas both walked on the same instance, each pair of walks
-seconds apart (the ratios of the other tables compare trials run minutes apart, on a host whose speed drifts).
+seconds apart (the ratios of the other tables compare trials run minutes apart, on a host whose speed drifts);
+and a fourth: each schema's own value over its paired walk's, those ratios' quantiles, a bootstrap interval of
+their median, and the share of schemas where the strategy was at least as fast.
 """
 
 from __future__ import annotations
@@ -78,6 +80,67 @@ def metric_values(rows: pd.DataFrame) -> dict[str, np.ndarray]:
 
 
 PAIRED_METRICS = METRICS[:4]  # the paired strategy's walk is cold only
+PER_SCHEMA_QUANTILES = (10, 25, 50, 75, 90)
+PER_SCHEMA_RESAMPLES = 2000  # bootstrap resamples of the median ratio (seeded: the same rows, the same interval)
+
+
+def walk_values(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per walked row (outcome ok), metric_values' per-schema metrics: compile, TTFM and fresh answer (ms), and the
+    median of its TBM steps (µs; NaN for a walk of one step)."""
+    compile_ms = rows["compile_ms"].to_numpy(dtype=float)
+    cold = [step_us(m, a) for m, a in zip(rows["mask_us"], _column(rows, "advance_us"))]
+    return pd.DataFrame({
+        "compile": compile_ms,
+        "ttfm": compile_ms + np.array([m[0] for m in rows["mask_us"]], dtype=float) / 1000.0,
+        "tbm": np.array([float(np.median(s[1:])) if len(s) > 1 else math.nan for s in cold], dtype=float),
+        "fresh": compile_ms + np.array([float(np.sum(s)) for s in cold], dtype=float) / 1000.0,
+    }, index=rows.index)
+
+
+def _paired_rows(df: pd.DataFrame, strategy: str) -> pd.DataFrame:
+    """A strategy's rows walked with a paired strategy, both on the same instance (the paired tables' schemas);
+    ValueError where its schemas were paired with different strategies."""
+    rows = df[(df["strategy"] == strategy) & df["paired_strategy"].notna()]
+    rows = rows[(rows["outcome"] == "ok") & (rows["paired_instance"] == rows["instance"])]
+    paired = rows["paired_strategy"].unique()
+    if len(paired) > 1:
+        raise ValueError(f"{strategy}'s schemas were paired with different strategies: {sorted(paired)}")
+    return rows
+
+
+def _paired_view(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows with the paired strategy's walk in the own columns (its compile, masks and advances)."""
+    return rows.assign(compile_ms=rows["paired_compile_ms"], mask_us=rows["paired_mask_us"],
+                       advance_us=rows["paired_advance_us"], warm_mask_us=None)
+
+
+def per_schema_table(df: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Per strategy walked with a paired one and per metric (not warm): each schema's own value over the paired
+    strategy's on the same schema, seconds apart (TBM: the median of its steps over the paired walk's), and those
+    ratios' quantiles over the schemas, with a bootstrap 95% interval of their median and the share of schemas at
+    or below 1 (where this strategy was at least as fast). The paired table's ratios are of two percentiles; these
+    are one ratio per schema, so a few heavy schemas do not decide them. Empty without paired rows."""
+    out = []
+    if "paired_strategy" not in df:
+        return pd.DataFrame(out)
+    rng = np.random.default_rng(seed)
+    for strategy in strategies_of(df):
+        rows = _paired_rows(df, strategy)
+        if not len(rows):
+            continue
+        ratios = walk_values(rows) / walk_values(_paired_view(rows))
+        for metric, _, _ in PAIRED_METRICS:
+            r = ratios[metric].to_numpy(dtype=float)
+            r = r[np.isfinite(r)]
+            if not len(r):
+                continue
+            medians = np.median(r[rng.integers(0, len(r), (PER_SCHEMA_RESAMPLES, len(r)))], axis=1)
+            lo, hi = np.percentile(medians, (2.5, 97.5))
+            out.append({"strategy": strategy, "paired": rows["paired_strategy"].iloc[0], "metric": metric,
+                        "schemas": len(r), **{f"p{q}": float(np.percentile(r, q)) for q in PER_SCHEMA_QUANTILES},
+                        "p50_ci95_lo": float(lo), "p50_ci95_hi": float(hi),
+                        "at_most_1_pct": 100.0 * float(np.mean(r <= 1.0))})
+    return pd.DataFrame(out)
 
 
 def paired_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -87,16 +150,12 @@ def paired_table(df: pd.DataFrame) -> pd.DataFrame:
     if "paired_strategy" not in df:
         return pd.DataFrame(out)
     for strategy in strategies_of(df):
-        rows = df[(df["strategy"] == strategy) & df["paired_strategy"].notna()]
-        rows = rows[(rows["outcome"] == "ok") & (rows["paired_instance"] == rows["instance"])]
+        rows = _paired_rows(df, strategy)
         if not len(rows):
             continue
         paired = rows["paired_strategy"].unique()
-        if len(paired) > 1:
-            raise ValueError(f"{strategy}'s schemas were paired with different strategies: {sorted(paired)}")
         own = metric_values(rows)
-        other = metric_values(rows.assign(compile_ms=rows["paired_compile_ms"], mask_us=rows["paired_mask_us"],
-                                          advance_us=rows["paired_advance_us"], warm_mask_us=None))
+        other = metric_values(_paired_view(rows))
         for metric, unit, _ in PAIRED_METRICS:
             a, b = percentiles(own[metric]), percentiles(other[metric])
             out.append({"strategy": strategy, "paired": paired[0], "metric": metric, "unit": unit, "n": a["n"],
@@ -184,6 +243,11 @@ def format_fresh(df: pd.DataFrame) -> str:
             index=False))
         parts += [f"### paired: each schema walked by both, seconds apart, the same instance (schemas: {schemas})",
                   "", markdown(paired), ""]
+        parts += ["### paired, per schema: each schema's own value over the paired strategy's (TBM: the median of "
+                  "its steps over the paired walk's)", "", markdown(per_schema_table(df)), "",
+                  "p10-p90: quantiles of the per-schema ratios; p50_ci95: a bootstrap 95% interval of their median "
+                  f"({PER_SCHEMA_RESAMPLES:,} resamples, seeded); at_most_1_pct: the schemas where this strategy took "
+                  "at most the paired one's time.", ""]
     parts.append("compile, TTFM, fresh answer: one value per schema; TBM, warm: one per step (its mask and its "
                  "advance by the step's token, as MaskBench times compute_mask + commit_token). Ratios: the "
                  f"strategy's percentile over {REFERENCE}'s, same metric, same scope; in the paired table, over "

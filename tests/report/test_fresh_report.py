@@ -13,7 +13,14 @@ from structbench.bench.store import ROW_SCHEMA, part_path, read_results, write_p
 from structbench.errors import MissingRows
 from structbench.report.figures import make_figures
 from structbench.report.figures.fresh import fig_fresh
-from structbench.report.fresh import format_fresh, fresh_table, outcome_counts, paired_table, same_walks
+from structbench.report.fresh import (
+    format_fresh,
+    fresh_table,
+    outcome_counts,
+    paired_table,
+    per_schema_table,
+    same_walks,
+)
 from structbench.report.summary import fresh_answer_summary
 
 
@@ -105,11 +112,9 @@ def test_every_outcome_is_counted_never_dropped(df):
     assert counts.drop(columns="schemas").sum(axis=1).tolist() == counts["schemas"].tolist()
 
 
-def test_the_paired_table_compares_each_schemas_two_walks_on_the_same_instance(df):
-    """Lazy's rows carry llguidance's walk of the same schema (paired_*): the paired table is each metric's
-    percentiles over the schemas both walked on the same instance, lazy's from its own columns and the paired
-    strategy's from the paired ones, and their ratios; a schema the paired strategy walked on another instance, or
-    not at all, is left out; without paired rows there is no such table."""
+def paired_lazy(df) -> pd.DataFrame:
+    """Lazy's rows carrying llguidance's walk of the same schema (paired_*), as a paired trial stores them; on
+    A---4 llguidance walked another instance, on A---3 lazy walked nothing."""
     lazy = df[df["strategy"] == "lazy"].copy()
     other = df[df["strategy"] == "llguidance"].set_index("schema_file")
     instance = {"A---4.json": 7}  # llguidance walked another instance there
@@ -122,9 +127,19 @@ def test_the_paired_table_compares_each_schemas_two_walks_on_the_same_instance(d
         lazy.at[i, "paired_instance"] = instance.get(r["schema_file"], 1) if walked else -1
         lazy.at[i, "paired_mask_us"] = theirs["mask_us"] if walked else None
         lazy.at[i, "paired_advance_us"] = theirs["advance_us"] if walked else None
+    return lazy
+
+
+BOTH = ["A---0.json", "A---1.json", "A---2.json"]  # walked by both on the same instance
+
+
+def test_the_paired_table_compares_each_schemas_two_walks_on_the_same_instance(df):
+    """The paired table is each metric's percentiles over the schemas both walked on the same instance, lazy's
+    from its own columns and the paired strategy's from the paired ones, and their ratios; a schema the paired
+    strategy walked on another instance, or not at all, is left out; without paired rows there is no such table."""
+    lazy = paired_lazy(df)
     table = paired_table(lazy).set_index("metric")
-    both = ["A---0.json", "A---1.json", "A---2.json"]  # (3: lazy unsupported; 4: another instance)
-    mine = fresh_table(df[df["schema_file"].isin(both)]).set_index(["strategy", "metric"])
+    mine = fresh_table(df[df["schema_file"].isin(BOTH)]).set_index(["strategy", "metric"])
     assert list(table.index) == ["compile", "ttfm", "tbm", "fresh"] and (table["paired"] == "llguidance").all()
     for metric in table.index:
         for q in ("p50", "p99"):
@@ -135,6 +150,41 @@ def test_the_paired_table_compares_each_schemas_two_walks_on_the_same_instance(d
     assert table.loc["fresh", "n"] == 3
     assert "### paired: each schema walked by both" in format_fresh(lazy)
     assert paired_table(df).empty and "### paired" not in format_fresh(df)
+
+
+def test_the_per_schema_table_is_each_schemas_ratio_to_its_paired_walk(df):
+    """Per metric, one ratio per schema both walked on the same instance: lazy's value over llguidance's from the
+    same row (TBM: the median of each walk's steps after the first), their quantiles, a seeded bootstrap interval
+    around their median, and the share of schemas where lazy took at most llguidance's time."""
+    lazy = paired_lazy(df)
+    table = per_schema_table(lazy).set_index("metric")
+    assert list(table.index) == ["compile", "ttfm", "tbm", "fresh"] and (table["schemas"] == 3).all()
+    own = df[(df["strategy"] == "lazy") & df["schema_file"].isin(BOTH)].set_index("schema_file").loc[BOTH]
+    other = df[(df["strategy"] == "llguidance") & df["schema_file"].isin(BOTH)].set_index("schema_file").loc[BOTH]
+
+    def values(rows):
+        steps = [np.array(m) + np.append(a, 0.0) for m, a in zip(rows["mask_us"], rows["advance_us"])]
+        return {"compile": rows["compile_ms"].to_numpy(),
+                "ttfm": np.array([c + m[0] / 1000 for c, m in zip(rows["compile_ms"], rows["mask_us"])]),
+                "tbm": np.array([np.median(s[1:]) for s in steps]),
+                "fresh": np.array([c + s.sum() / 1000 for c, s in zip(rows["compile_ms"], steps)])}
+
+    mine, theirs = values(own), values(other)
+    for metric in table.index:
+        ratios = mine[metric] / theirs[metric]
+        for q in (10, 25, 50, 75, 90):
+            assert table.loc[metric, f"p{q}"] == pytest.approx(np.percentile(ratios, q)), (metric, q)
+        assert table.loc[metric, "p50_ci95_lo"] <= table.loc[metric, "p50"] <= table.loc[metric, "p50_ci95_hi"]
+        assert ratios.min() <= table.loc[metric, "p50_ci95_lo"] and table.loc[metric, "p50_ci95_hi"] <= ratios.max()
+        assert table.loc[metric, "at_most_1_pct"] == pytest.approx(100 * np.mean(ratios <= 1))
+    assert table.loc["tbm", "p50"] > 10  # lazy's steps are drawn 100 times llguidance's
+    assert per_schema_table(lazy).equals(per_schema_table(lazy))  # seeded: the same rows, the same interval
+    assert "### paired, per schema" in format_fresh(lazy) and "### paired, per schema" not in format_fresh(df)
+    assert per_schema_table(df).empty
+    mixed = lazy.copy()
+    mixed.loc[mixed["schema_file"] == "A---0.json", "paired_strategy"] = "xgrammar"
+    with pytest.raises(ValueError, match="paired with different strategies"):
+        per_schema_table(mixed)
 
 
 def test_without_llguidance_the_ratios_are_missing_not_made_up(df):
