@@ -114,21 +114,28 @@ def _paired_view(rows: pd.DataFrame) -> pd.DataFrame:
                        advance_us=rows["paired_advance_us"], warm_mask_us=None)
 
 
-def per_schema_table(df: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Per strategy walked with a paired one and per metric (not warm): each schema's own value over the paired
-    strategy's on the same schema, seconds apart (TBM: the median of its steps over the paired walk's), and those
-    ratios' quantiles over the schemas, with a bootstrap 95% interval of their median and the share of schemas at
-    or below 1 (where this strategy was at least as fast). The paired table's ratios are of two percentiles; these
-    are one ratio per schema, so a few heavy schemas do not decide them. Empty without paired rows."""
-    out = []
+def paired_ratios(df: pd.DataFrame) -> dict[str, tuple[str, pd.DataFrame]]:
+    """Per strategy walked with a paired one: (the paired strategy, one row per schema both walked on the same
+    instance with each metric's ratio, this strategy's value over the paired walk's, TBM the median of its steps
+    over theirs; NaN where a walk has one step). Empty without paired rows."""
+    out = {}
     if "paired_strategy" not in df:
-        return pd.DataFrame(out)
-    rng = np.random.default_rng(seed)
+        return out
     for strategy in strategies_of(df):
         rows = _paired_rows(df, strategy)
-        if not len(rows):
-            continue
-        ratios = walk_values(rows) / walk_values(_paired_view(rows))
+        if len(rows):
+            out[strategy] = (rows["paired_strategy"].iloc[0], walk_values(rows) / walk_values(_paired_view(rows)))
+    return out
+
+
+def per_schema_table(df: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Per strategy walked with a paired one and per metric (not warm): the quantiles over the schemas of each
+    schema's ratio (paired_ratios), with a bootstrap 95% interval of their median and the share of schemas at or
+    below 1 (where this strategy was at least as fast). The paired table's ratios are of two percentiles; these are
+    one ratio per schema, so a few heavy schemas do not decide them. Empty without paired rows."""
+    out = []
+    rng = np.random.default_rng(seed)
+    for strategy, (paired, ratios) in paired_ratios(df).items():
         for metric, _, _ in PAIRED_METRICS:
             r = ratios[metric].to_numpy(dtype=float)
             r = r[np.isfinite(r)]
@@ -136,7 +143,7 @@ def per_schema_table(df: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
                 continue
             medians = np.median(r[rng.integers(0, len(r), (PER_SCHEMA_RESAMPLES, len(r)))], axis=1)
             lo, hi = np.percentile(medians, (2.5, 97.5))
-            out.append({"strategy": strategy, "paired": rows["paired_strategy"].iloc[0], "metric": metric,
+            out.append({"strategy": strategy, "paired": paired, "metric": metric,
                         "schemas": len(r), **{f"p{q}": float(np.percentile(r, q)) for q in PER_SCHEMA_QUANTILES},
                         "p50_ci95_lo": float(lo), "p50_ci95_hi": float(hi),
                         "at_most_1_pct": 100.0 * float(np.mean(r <= 1.0))})

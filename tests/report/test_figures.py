@@ -36,7 +36,7 @@ from structbench.report.figures import (
 LESSON_FIGURES = ["validity_vs_length", "masked_step", "validity_bars", "mask_table", "distortion", "mask_cost", "retry"]
 SWEEP_FIGURES = ["sweep_noise", "sweep_depth", "sweep_vocab_mask_time", "sweep_removed_mass", "sweep_work_vs_formula",
                  "sweep_retry", "speed", "coverage", "realmodel", "distortion_cost", "distortion_vs_z",
-                 "real_distortion", "fresh"]
+                 "real_distortion", "fresh", "fresh_paired"]
 
 
 def row(**values) -> dict:
@@ -201,10 +201,17 @@ def results(tmp_path_factory):
     store(root, "realmodel", realmodel)
     store(root, "distortion", distortion_trials())
     store(root, "realdistortion", realdistortion_trials(rng))
+    # lazy's rows carry a paired llguidance walk of each schema (fresh_paired); llguidance's own trial walks alone
+    paired = {"lazy": lambda: {"paired_strategy": "llguidance", "paired_instance": 0,
+                               "paired_compile_ms": float(rng.uniform(0.5, 9)),
+                               "paired_mask_us": list(rng.uniform(2.0, 3e3, 8)),
+                               "paired_advance_us": list(rng.uniform(1.0, 9.0, 7))},
+              "llguidance": dict}
     store(root, "fresh", {f"fresh-{strategy}": [
         row(kind="fresh", strategy=strategy, vocab="llama3", schema_file=f"A---{k}.json", subset="A", outcome="ok",
             instance=0, text=f"{{{k}}}", compile_ms=float(rng.uniform(0.5, 90)), mask_us=list(rng.uniform(2.0, 3e4, 8)),
-            warm_mask_us=list(rng.uniform(0.3, 30, 8))) for k in range(5)] for strategy in ("lazy", "llguidance")})
+            warm_mask_us=list(rng.uniform(0.3, 30, 8)), **paired[strategy]()) for k in range(5)]
+        for strategy in ("lazy", "llguidance")})
     return root
 
 

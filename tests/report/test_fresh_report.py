@@ -12,11 +12,12 @@ import pytest
 from structbench.bench.store import ROW_SCHEMA, part_path, read_results, write_part
 from structbench.errors import MissingRows
 from structbench.report.figures import make_figures
-from structbench.report.figures.fresh import fig_fresh
+from structbench.report.figures.fresh import fig_fresh, fig_fresh_paired
 from structbench.report.fresh import (
     format_fresh,
     fresh_table,
     outcome_counts,
+    paired_ratios,
     paired_table,
     per_schema_table,
     same_walks,
@@ -210,6 +211,23 @@ def test_the_figure_draws_four_log_cdf_panels_from_stored_rows(tmp_path):
     assert (tmp_path / "figures" / "fresh.png").stat().st_size > 0
     with pytest.raises(MissingRows):
         fig_fresh(read_results(tmp_path, "fresh").iloc[0:0])
+
+
+def test_the_paired_figure_draws_each_schemas_ratios_as_cdfs_on_log_axes(df):
+    """Four panels, one CDF per strategy walked with a paired one over its per-schema ratios (paired_ratios), the
+    line at 1 and the median's; without paired rows there is nothing to draw, and it says so."""
+    lazy = paired_lazy(df)
+    fig = fig_fresh_paired(lazy)
+    ratios = paired_ratios(lazy)["lazy"][1]
+    assert len(fig.axes) == 4
+    for ax, metric in zip(fig.axes, ("compile", "ttfm", "tbm", "fresh")):
+        assert ax.get_xscale() == "log" and len(ax.lines) == 1 + 2  # the strategy's CDF, the line at 1, the median's
+        xs, ys = ax.lines[0].get_data()
+        assert np.allclose(xs, np.sort(ratios[metric].to_numpy(dtype=float)))
+        assert ys[-1] == pytest.approx(1.0)
+    assert "lazy over llguidance: 3 schemas" in " ".join(t.get_text() for t in fig.legends[0].get_texts())
+    with pytest.raises(MissingRows, match="paired"):
+        fig_fresh_paired(df)
 
 
 def test_the_speed_sweeps_fresh_answer_is_compile_plus_walk_zeros_masks_and_advances():

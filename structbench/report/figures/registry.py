@@ -43,6 +43,7 @@ FIGURES = (
     FigureSpec("speed", ("speed",), speed.fig_speed),
     FigureSpec("coverage", ("coverage",), coverage.fig_coverage),
     FigureSpec("fresh", ("fresh",), fresh.fig_fresh),
+    FigureSpec("fresh_paired", ("fresh",), fresh.fig_fresh_paired),
     FigureSpec("sweep_removed_mass", ("validity",), sweeps.fig_sweep_removed_mass),
     FigureSpec("sweep_work_vs_formula", ("lesson",), sweeps.fig_sweep_work_vs_formula),
     FigureSpec("sweep_retry", ("noise", "validity"), sweeps.fig_sweep_retry),
