@@ -22,6 +22,23 @@ def cdf(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return xs, np.arange(1, len(xs) + 1) / len(xs)
 
 
+def cdf_panel(ax, series: dict[str, np.ndarray], title: str, xlabel: str, ylabel: str) -> None:
+    """One panel: each strategy's CDF of its positive, finite values on a log x axis, and the median's dashed line."""
+    for s, v in series.items():
+        v = v[np.isfinite(v) & (v > 0)]
+        if len(v):
+            xs, ys = cdf(v)
+            ax.step(xs, ys, where="post", color=STRATEGY_COLORS.get(s, INK), lw=1.4)
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(which="major", color="#e5e7eb", lw=0.6)
+    ax.axhline(0.5, color="#d1d5db", lw=0.8, ls="--", zorder=0)
+    ax.set_axisbelow(True)
+
+
 @drawn_in_style
 def fig_fresh(df: pd.DataFrame) -> plt.Figure:
     """Four panels, one line per strategy over the schemas it walked (compile: every schema it compiled)."""
@@ -36,20 +53,8 @@ def fig_fresh(df: pd.DataFrame) -> plt.Figure:
     fig, axes = plt.subplots(2, 2, figsize=(11.5, 8.2))
     for ax, metric in zip(axes.flat, PANELS):
         unit, what = labels[metric]
-        for s in strategies:
-            v = values[s][metric]
-            v = v[np.isfinite(v) & (v > 0)]
-            if len(v):
-                xs, ys = cdf(v)
-                ax.step(xs, ys, where="post", color=STRATEGY_COLORS.get(s, INK), lw=1.4)
-        ax.set_xscale("log")
-        ax.set_ylim(0, 1.02)
-        ax.set_xlabel(f"{unit} (log scale)")
-        ax.set_ylabel("share of steps" if metric == "tbm" else "share of schemas")
-        ax.set_title(what, fontsize=10)
-        ax.grid(which="major", color="#e5e7eb", lw=0.6)
-        ax.axhline(0.5, color="#d1d5db", lw=0.8, ls="--", zorder=0)
-        ax.set_axisbelow(True)
+        cdf_panel(ax, {s: values[s][metric] for s in strategies}, what, f"{unit} (log scale)",
+                  "share of steps" if metric == "tbm" else "share of schemas")
     handles = [Line2D([], [], color=STRATEGY_COLORS.get(s, INK), lw=2,
                       label=f"{s}: {len(values[s]['ttfm']):,} walks, {len(values[s]['compile']):,} compiled")
                for s in strategies]
@@ -81,21 +86,9 @@ def fig_fresh_paired(df: pd.DataFrame) -> plt.Figure:
         raise MissingRows("no fresh rows walked beside a paired strategy (paired: llguidance in the sweep)")
     fig, axes = plt.subplots(2, 2, figsize=(11.5, 8.2))
     for ax, metric in zip(axes.flat, PANELS):
-        for s, (_, r) in ratios.items():
-            v = r[metric].to_numpy(dtype=float)
-            v = v[np.isfinite(v) & (v > 0)]
-            if len(v):
-                xs, ys = cdf(v)
-                ax.step(xs, ys, where="post", color=STRATEGY_COLORS.get(s, INK), lw=1.4)
-        ax.set_xscale("log")
-        ax.set_ylim(0, 1.02)
+        cdf_panel(ax, {s: r[metric].to_numpy(dtype=float) for s, (_, r) in ratios.items()}, PAIRED_TITLES[metric],
+                  "this strategy's time over the paired walk's, per schema (log scale)", "share of schemas")
         ax.axvline(1.0, color=INK, lw=0.9, zorder=0)
-        ax.set_xlabel("this strategy's time over the paired walk's, per schema (log scale)")
-        ax.set_ylabel("share of schemas")
-        ax.set_title(PAIRED_TITLES[metric], fontsize=10)
-        ax.grid(which="major", color="#e5e7eb", lw=0.6)
-        ax.axhline(0.5, color="#d1d5db", lw=0.8, ls="--", zorder=0)
-        ax.set_axisbelow(True)
     handles = [Line2D([], [], color=STRATEGY_COLORS.get(s, INK), lw=2,
                       label=f"{s} over {paired}: {len(r):,} schemas, fresh answer {_times(np.nanmedian(r['fresh']))} "
                             f"at the median")
