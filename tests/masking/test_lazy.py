@@ -1393,3 +1393,28 @@ def test_rows_a_token_read_past_a_close_needs_are_made_with_it(vocab):
         dense.mask(state('{"a": "x", "' + key))
     for text in ('{"a": "x", "b":', '{"a": "x", "b":{', '{"a": "x", "d":', '{"a": "x", "d":['):
         assert dense._expanded[state(text)], text
+
+
+@pytest.mark.parametrize("partition", ["checker", "pattern"])
+def test_control_characters_refused_is_read_as_the_control_classes_say(vocab, partition):
+    """_refuses_controls reads the classes 0-31 as a slice where every ASCII character is a class of its own (the
+    checker's partitions), else the control characters' classes by mask: the same answer either way, per row and
+    for a block of rows, on rows refusing them all, all but one, or none."""
+    checker = SchemaChecker({"type": "string"}, "any", "lesson")
+    if partition == "checker":
+        bounds = machine_boundaries(checker.special_chars())
+    else:  # a pattern's own classes: a class spans several control characters
+        bounds = pattern_boundaries(trim(compile_pattern(r"[\x00-\x1f]x|[a-z]+")))
+    dense = TrieDense(checker, bounds, vocab)
+    controls = dense._classes_of("".join(map(chr, range(0x20))))
+    rng = np.random.default_rng(11)
+    rows = rng.integers(0, 5, size=(40, len(bounds))).astype(np.int32)
+    rows[:10][:, controls] = -1  # all refused
+    rows[10:20][:, controls] = -1
+    rows[10:20, int(np.flatnonzero(controls)[-1])] = 3  # all but one
+    expected = (rows[:, controls] == -1).all(axis=1)
+    assert expected[:10].all() and not expected[10:].any()
+    assert dense._controls_first is None
+    assert np.array_equal(dense._refuses_controls(rows), expected)
+    assert dense._controls_first is (partition == "checker")
+    assert [bool(dense._refuses_controls(row)) for row in rows] == expected.tolist()
