@@ -26,7 +26,6 @@ from structbench.masking.protocol import Machine, PatternMachine
 from structbench.masking.shared_masks import token_reach
 from structbench.masking.string_mode import StringRows
 from structbench.masking.tabled import (
-    _CONTROL,
     LazyDense,
     TabledConstraint,
     machine_boundaries,
@@ -35,7 +34,6 @@ from structbench.masking.tabled import (
     vocab_codes,
 )
 from structbench.masking.token_index import unicode_escape_prefixes
-from structbench.regular.charsets import ascii_own
 
 _BUSY = 64  # pending nodes on one state in one round that make its whole row worth computing
 _WHOLE_ROWS = 1 << 18  # a pattern's DFA with up to this many (state, class) cells is tabled whole at compile time
@@ -75,7 +73,6 @@ class TrieDense(LazyDense):
         self._walk_setup: tuple | None = None  # what every mask's walk starts from (_set_up_walks)
         self._ws_twin_of = getattr(machine, "ws_twin", None)
         self._awaiting: dict[int, list[tuple[int, str, str]]] = {}  # per twin not expanded yet: (state, ws, reads)
-        self._controls_first: bool | None = None  # the control characters are classes 0-31 (_refuses_controls)
         super().__init__(machine, boundaries, vocab)
 
     def id_of(self, state, content=_UNASKED) -> int:
@@ -316,13 +313,8 @@ class TrieDense(LazyDense):
 
     def _refuses_controls(self, rows: np.ndarray):
         """Per row (of the machine's or string mode's classes): is every control character refused? A class's
-        first character is its representative. Where every ASCII character is a class of its own (the checker's
-        partitions), the control characters are classes 0 to 31: a slice, not a boolean mask's copy."""
-        if self._controls_first is None:
-            self._controls_first = bool(ascii_own(np.asarray(self.boundaries, dtype=np.int64)))
-        if self._controls_first:
-            return (rows[..., :len(_CONTROL)] == -1).all(axis=-1)
-        return (rows[..., self._classes_of(_CONTROL)] == -1).all(axis=-1)
+        first character is its representative (the checker's partitions: classes 0-31, read as a slice)."""
+        return (rows[..., self._control_classes()] == -1).all(axis=-1)
 
     def _reads_plain_runs(self, loops: np.ndarray):
         """Per row of loop bits: does the state loop on every plain character (so it reads any run of them)?"""

@@ -185,6 +185,9 @@ class _Partition:
     class_lists: dict
     alike_masks: dict
     ascii: list[int]  # the class of each ASCII character by its code: a list index, where most advances' are
+    # The control characters' classes as a slice (0-31) where each ASCII character is a class of its own (the checker's
+    # partitions: a row's cells read or written as a view), else None (a boolean mask of the classes, _classes_of)
+    controls: slice | None
 
 
 _PARTITIONS: dict[bytes, _Partition] = {}
@@ -198,8 +201,9 @@ def _partition(boundaries: np.ndarray) -> _Partition:
         if len(_PARTITIONS) >= _MAX_PARTITIONS:
             del _PARTITIONS[next(iter(_PARTITIONS))]
         bounds = [int(b) for b in boundaries]
-        found = _PARTITIONS[key] = _Partition([chr(b) for b in bounds], bounds, {}, {}, {},
-                                              [bisect.bisect_right(bounds, o) - 1 for o in range(128)])
+        ascii = [bisect.bisect_right(bounds, o) - 1 for o in range(128)]
+        found = _PARTITIONS[key] = _Partition([chr(b) for b in bounds], bounds, {}, {}, {}, ascii,
+                                              slice(0, 0x20) if ascii[:0x21] == list(range(0x21)) else None)
     return found
 
 
@@ -422,6 +426,7 @@ class LazyDense:
         self._class_masks = shared.class_masks
         self._class_lists = shared.class_lists
         self._alike_masks = shared.alike_masks
+        self._controls = shared.controls
         self._alike_classes: dict[int, tuple] = {}  # id(an alike hint) -> (it, its groups of classes): _settle_alike
         self.start = self.id_of(machine.start())
 
@@ -629,7 +634,7 @@ class LazyDense:
         if may is not None:
             row[self._classes_of(may, outside=True)] = -1
         if plain is not None:
-            row[self._classes_of(_CONTROL)] = -1
+            row[self._control_classes()] = -1
             found = self._alike_masks.get((plain[1], may))
             if found is None:  # the plain classes that step alike: not special, and readable at all
                 alike = self._plain_classes() & self._classes_of(plain[1], outside=True)
@@ -702,6 +707,11 @@ class LazyDense:
             mask.flags.writeable = False  # shared by every schema over this partition
             self._class_masks[(chars, outside)] = mask
         return mask
+
+    def _control_classes(self):
+        """The control characters' classes, to index a row with: a slice where they are classes 0-31 (a view, not a
+        boolean mask's copy), else their mask."""
+        return self._controls if self._controls is not None else self._classes_of(_CONTROL)
 
     def _plain_classes(self) -> np.ndarray:
         """Over the classes: characters from U+0020 up but the quote and the backslash."""

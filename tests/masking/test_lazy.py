@@ -1397,9 +1397,9 @@ def test_rows_a_token_read_past_a_close_needs_are_made_with_it(vocab):
 
 @pytest.mark.parametrize("partition", ["checker", "pattern"])
 def test_control_characters_refused_is_read_as_the_control_classes_say(vocab, partition):
-    """_refuses_controls reads the classes 0-31 as a slice where every ASCII character is a class of its own (the
-    checker's partitions), else the control characters' classes by mask: the same answer either way, per row and
-    for a block of rows, on rows refusing them all, all but one, or none."""
+    """The control characters' classes are the slice 0-31 where every ASCII character is a class of its own (the
+    checker's partitions), else their mask: _refuses_controls gives the same answer either way, per row and for a
+    block of rows, on rows refusing them all, all but one, or none, and a write through them reaches exactly those."""
     checker = SchemaChecker({"type": "string"}, "any", "lesson")
     if partition == "checker":
         bounds = machine_boundaries(checker.special_chars())
@@ -1414,7 +1414,9 @@ def test_control_characters_refused_is_read_as_the_control_classes_say(vocab, pa
     rows[10:20, int(np.flatnonzero(controls)[-1])] = 3  # all but one
     expected = (rows[:, controls] == -1).all(axis=1)
     assert expected[:10].all() and not expected[10:].any()
-    assert dense._controls_first is None
+    assert isinstance(dense._control_classes(), slice) is (partition == "checker")
     assert np.array_equal(dense._refuses_controls(rows), expected)
-    assert dense._controls_first is (partition == "checker")
     assert [bool(dense._refuses_controls(row)) for row in rows] == expected.tolist()
+    written = rows.copy()  # and a row's control cells written through them (a hint's refusal: _settle_by_hints)
+    written[0][dense._control_classes()] = 7
+    assert np.array_equal(written[0] == 7, controls) and np.array_equal(written[1:], rows[1:])
