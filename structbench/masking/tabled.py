@@ -40,6 +40,7 @@ from structbench.masking.token_index import (
 )
 from structbench.masking.trie_walk import UNKNOWN
 from structbench.regular import DFA, MAX_CODE_POINT
+from structbench.regular.charsets import ascii_own
 
 _ASK = object()
 _FEW_READ = 8  # a state that may read at most this many characters: its row stepped character by character
@@ -201,9 +202,9 @@ def _partition(boundaries: np.ndarray) -> _Partition:
         if len(_PARTITIONS) >= _MAX_PARTITIONS:
             del _PARTITIONS[next(iter(_PARTITIONS))]
         bounds = [int(b) for b in boundaries]
-        ascii = [bisect.bisect_right(bounds, o) - 1 for o in range(128)]
-        found = _PARTITIONS[key] = _Partition([chr(b) for b in bounds], bounds, {}, {}, {}, ascii,
-                                              slice(0, 0x20) if ascii[:0x21] == list(range(0x21)) else None)
+        found = _PARTITIONS[key] = _Partition([chr(b) for b in bounds], bounds, {}, {}, {},
+                                              [bisect.bisect_right(bounds, o) - 1 for o in range(128)],
+                                              slice(0, 0x20) if ascii_own(boundaries) else None)
     return found
 
 
