@@ -62,19 +62,38 @@ def _column(rows: pd.DataFrame, name: str) -> list:
     return list(rows[name]) if name in rows else [None] * len(rows)
 
 
+def _cold_steps(rows: pd.DataFrame) -> list[np.ndarray]:
+    """Each walked row's cold steps (step_us)."""
+    return [step_us(m, a) for m, a in zip(rows["mask_us"], _column(rows, "advance_us"))]
+
+
+def walk_values(rows: pd.DataFrame, cold: list[np.ndarray] | None = None) -> pd.DataFrame:
+    """Per walked row (outcome ok), the per-schema metrics: compile, TTFM (compile + the first mask) and fresh answer
+    (compile + every cold step), in ms, and the median of its TBM steps (µs; NaN for a walk of one step). cold: the
+    rows' _cold_steps, where the caller has them."""
+    compile_ms = rows["compile_ms"].to_numpy(dtype=float)
+    cold = _cold_steps(rows) if cold is None else cold
+    return pd.DataFrame({
+        "compile": compile_ms,
+        "ttfm": compile_ms + np.array([m[0] for m in rows["mask_us"]], dtype=float) / 1000.0,
+        "tbm": np.array([float(np.median(s[1:])) if len(s) > 1 else math.nan for s in cold], dtype=float),
+        "fresh": compile_ms + np.array([float(np.sum(s)) for s in cold], dtype=float) / 1000.0,
+    }, index=rows.index)
+
+
 def metric_values(rows: pd.DataFrame) -> dict[str, np.ndarray]:
     """One strategy's rows -> each metric's values: one per schema (compile, TTFM, fresh answer) or one per step
     (TBM, warm)."""
     compiled = rows[rows["outcome"].isin(COMPILED)]
     ok = rows[rows["outcome"] == "ok"]
-    compile_ms = ok["compile_ms"].to_numpy(dtype=float)
-    cold = [step_us(m, a) for m, a in zip(ok["mask_us"], _column(ok, "advance_us"))]
+    cold = _cold_steps(ok)
+    walks = walk_values(ok, cold)
     warm = [step_us(m, a) for m, a in zip(ok["warm_mask_us"], _column(ok, "warm_advance_us")) if m is not None]
     return {
         "compile": compiled["compile_ms"].to_numpy(dtype=float),
-        "ttfm": compile_ms + np.array([m[0] for m in ok["mask_us"]], dtype=float) / 1000.0,
+        "ttfm": walks["ttfm"].to_numpy(),
         "tbm": _steps(s[1:] for s in cold),
-        "fresh": compile_ms + np.array([float(np.sum(s)) for s in cold], dtype=float) / 1000.0,
+        "fresh": walks["fresh"].to_numpy(),
         "warm": _steps(warm),
     }
 
@@ -82,19 +101,6 @@ def metric_values(rows: pd.DataFrame) -> dict[str, np.ndarray]:
 PAIRED_METRICS = METRICS[:4]  # the paired strategy's walk is cold only
 PER_SCHEMA_QUANTILES = (10, 25, 50, 75, 90)
 PER_SCHEMA_RESAMPLES = 2000  # bootstrap resamples of the median ratio (seeded: the same rows, the same interval)
-
-
-def walk_values(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per walked row (outcome ok), metric_values' per-schema metrics: compile, TTFM and fresh answer (ms), and the
-    median of its TBM steps (µs; NaN for a walk of one step)."""
-    compile_ms = rows["compile_ms"].to_numpy(dtype=float)
-    cold = [step_us(m, a) for m, a in zip(rows["mask_us"], _column(rows, "advance_us"))]
-    return pd.DataFrame({
-        "compile": compile_ms,
-        "ttfm": compile_ms + np.array([m[0] for m in rows["mask_us"]], dtype=float) / 1000.0,
-        "tbm": np.array([float(np.median(s[1:])) if len(s) > 1 else math.nan for s in cold], dtype=float),
-        "fresh": compile_ms + np.array([float(np.sum(s)) for s in cold], dtype=float) / 1000.0,
-    }, index=rows.index)
 
 
 def _paired_rows(df: pd.DataFrame, strategy: str) -> pd.DataFrame:
