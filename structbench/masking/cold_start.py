@@ -9,7 +9,9 @@ fresh schema. The speed sweep's cold starts (`cold_starts`) call :func:`cold_sta
 
 What holds nothing of any schema is not forgotten, as a server builds it once: JSON's own syntax for a free string,
 an unbounded integer or number (its DFA, structbench.jsonschema.lexemes.unbounded_number_dfa) and the literals, with
-their string-mode tables per class partition.
+their string-mode tables per class partition; and the hints JSON's syntax asks of the default class partition (each
+type's first characters, a string's escapes: structbench.masking.json_syntax, learnt at the vocabulary's setup),
+of which a partition keeps only those across a cold start.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ def cold_start(vocab: Vocabulary) -> None:
     """Forget every schema's kept work (what index_vocabulary sets up for the vocabulary stays: the shared index,
     over the checker's ASCII classes), then collect the garbage that leaves, so that the collector does not run
     inside the compile timed next."""
+    forget_partitions()  # (first: it makes the syntax's partition again, which asks charsets' kept caches)
     forget_kept()
-    forget_partitions()
     forget_indexes(vocab_codes(vocab), keep=machine_boundaries())
     gc.collect()

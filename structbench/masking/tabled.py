@@ -202,15 +202,48 @@ def _partition(boundaries: np.ndarray) -> _Partition:
         if len(_PARTITIONS) >= _MAX_PARTITIONS:
             del _PARTITIONS[next(iter(_PARTITIONS))]
         bounds = [int(b) for b in boundaries]
-        found = _PARTITIONS[key] = _Partition([chr(b) for b in bounds], bounds, {}, {}, {},
-                                              [bisect.bisect_right(bounds, o) - 1 for o in range(128)],
+        ascii = [bisect.bisect_right(bounds, o) - 1 for o in range(128)]
+        # (each ASCII character's class list at once: a hint of one character, a key name's next letter, is most)
+        found = _PARTITIONS[key] = _Partition([chr(b) for b in bounds], bounds, {},
+                                              {chr(o): [c] for o, c in enumerate(ascii)}, {}, ascii,
                                               slice(0, 0x20) if ascii_own(boundaries) else None)
     return found
 
 
 def forget_partitions() -> None:
-    """Drop every partition's hints (a cold start: structbench.masking.cold_start)."""
+    """Drop every partition's hints (a cold start: structbench.masking.cold_start), but for JSON's own syntax's
+    (keep_partition_entries), which every schema over the partition asks for alike."""
     _PARTITIONS.clear()
+    for boundaries, masks, lists, alike, _ in _SYNTAX.values():
+        found = _partition(boundaries)
+        found.class_masks.update(masks)
+        found.class_lists.update(lists)
+        found.alike_masks.update(alike)
+
+
+# Per partition (its boundaries as bytes): [the boundaries, what its hints' dicts held when keep_partition_entries
+# was called (their union over calls), whether a call had the whole syntax]: JSON's own syntax's entries
+# (structbench.masking.json_syntax), kept across cold starts.
+_SYNTAX: dict[bytes, list] = {}
+
+
+def keep_partition_entries(boundaries: np.ndarray, complete: bool = True) -> None:
+    """What the partition's hints hold now (its class masks, class lists and alike masks) is kept across cold
+    starts: called once the JSON syntax's walks have filled them (structbench.masking.json_syntax.learn_syntax).
+    complete: every syntax document was walked (else a later vocabulary walks them again, and adds its entries)."""
+    boundaries = np.asarray(boundaries, dtype=np.int64)
+    found = _partition(boundaries)
+    kept = _SYNTAX.setdefault(boundaries.tobytes(), [boundaries, {}, {}, {}, False])
+    kept[1].update(found.class_masks)
+    kept[2].update(found.class_lists)
+    kept[3].update(found.alike_masks)
+    kept[4] = kept[4] or complete
+
+
+def kept_partition_entries(boundaries: np.ndarray) -> bool:
+    """Whether the whole syntax's entries of this partition are kept (keep_partition_entries, complete)."""
+    kept = _SYNTAX.get(np.asarray(boundaries, dtype=np.int64).tobytes())
+    return kept is not None and kept[4]
 
 
 def distinct(ordered: np.ndarray) -> np.ndarray:
@@ -844,6 +877,9 @@ def index_vocabulary(vocab: Vocabulary) -> None:
     if trie_walk.compiled():
         trie_walk.walk_constants(index)  # the index's arrays and the walk's buffers, built now, untimed
         trie_walk.warm_up()
+    from structbench.masking.json_syntax import learn_syntax
+
+    learn_syntax(vocab)  # what JSON's own syntax asks of the partition's hints, kept across cold starts
 
 
 def pattern_boundaries(dfa: DFA) -> np.ndarray:

@@ -50,9 +50,14 @@ def test_a_cold_start_forgets_every_schemas_kept_work_and_the_masks_stay(vocab):
     assert shared in indexes and len(indexes) > 1  # the non-ASCII key's partition has an index of its own
     date = format_dfa("date")
 
+    syntax = tabled._SYNTAX[shared]
+
     cold_start(vocab)
     assert [cache.cache_info().currsize for cache in KEPT] == [0] * len(KEPT)
-    assert not tabled._PARTITIONS
+    # Of the partitions' hints, JSON's own syntax's alone (structbench.masking.json_syntax), exactly
+    assert list(tabled._PARTITIONS) == [shared]
+    default = tabled._PARTITIONS[shared]
+    assert (default.class_masks, default.class_lists, default.alike_masks) == tuple(syntax[1:4])
     assert list(indexes) == [shared]  # the vocabulary's setup stays
 
     assert walked_masks(vocab) == before
@@ -95,3 +100,41 @@ def test_a_dropped_constraint_is_freed_at_once(vocab, strategy):
     finally:
         gc.enable()
     assert not alive, f"kept alive by a reference cycle: {alive}"
+
+
+def test_a_cold_start_keeps_json_syntaxs_hints_and_forgets_a_schemas(vocab):
+    """The default partition's hints that JSON's own syntax asks for (structbench.masking.json_syntax: each type's
+    first characters, a string's escapes, ...) stay; a schema's own (a nullable integer's first characters) go."""
+    require_llama3(vocab)  # (the synthetic stand-in does not spell every syntax document: then less is kept)
+    shared = machine_boundaries()
+    assert tabled.kept_partition_entries(shared)
+    syntax = tabled._SYNTAX[shared.tobytes()]
+    assert {(' "', True), (" -0123456789", True), ('"\\/bfnrtu', True)} <= set(syntax[1])
+    schema = {"type": "object", "properties": {"size": {"type": ["integer", "null"]}}}
+    task = Task("t", "schema", schema, '{"size": null}')
+    constraint = compile_constraint(task, vocab, "lazy", "any", "lesson")
+    state = constraint.start()
+    for tid in vocab.encode(task.reference):
+        constraint.mask_bits(state)
+        state = constraint.advance(state, tid)
+    default = tabled._PARTITIONS[shared.tobytes()]
+    assert (" n-0123456789", True) in default.class_masks and (" n-0123456789", True) not in syntax[1]
+
+    cold_start(vocab)
+    default = tabled._PARTITIONS[shared.tobytes()]
+    assert (default.class_masks, default.class_lists, default.alike_masks) == tuple(syntax[1:4])
+
+
+def test_the_kept_syntax_hints_are_what_the_partition_alone_makes_of_them(vocab):
+    """Each kept class mask and class list is the function of its characters and the partition that LazyDense makes
+    (so keeping them cannot change a mask): made again here on a partition of its own."""
+    require_llama3(vocab)
+    boundaries = machine_boundaries()
+    _, masks, lists, _, complete = tabled._SYNTAX[boundaries.tobytes()]
+    assert complete and masks and lists
+    reps = np.array([chr(int(b)) for b in boundaries])
+    for (chars, outside), mask in masks.items():
+        assert np.array_equal(mask, np.isin(reps, list(chars)) != outside), (chars, outside)
+        assert not mask.flags.writeable
+    for chars, classes in lists.items():
+        assert classes == sorted({int(np.searchsorted(boundaries, ord(ch), side="right")) - 1 for ch in chars}), chars
