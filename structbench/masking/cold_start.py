@@ -11,7 +11,8 @@ What holds nothing of any schema is not forgotten, as a server builds it once: J
 an unbounded integer or number (its DFA, structbench.jsonschema.lexemes.unbounded_number_dfa) and the literals, with
 their string-mode tables per class partition; and the hints JSON's syntax asks of the default class partition (each
 type's first characters, a string's escapes: structbench.masking.json_syntax, learnt at the vocabulary's setup),
-of which a partition keeps only those across a cold start.
+of which a partition keeps only those across a cold start, and which of its classes are plain, the quote and the
+backslash (charsets.json_classes, ascii_own: made again at once after their caches are cleared).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from structbench.masking.tabled import (
     vocab_codes,
 )
 from structbench.masking.token_index import forget_indexes
+from structbench.regular.charsets import ascii_own, json_classes
 from structbench.regular.kept import forget_kept
 
 
@@ -32,7 +34,10 @@ def cold_start(vocab: Vocabulary) -> None:
     """Forget every schema's kept work (what index_vocabulary sets up for the vocabulary stays: the shared index,
     over the checker's ASCII classes), then collect the garbage that leaves, so that the collector does not run
     inside the compile timed next."""
-    forget_partitions()  # (first: it makes the syntax's partition again, which asks charsets' kept caches)
+    forget_partitions()
     forget_kept()
-    forget_indexes(vocab_codes(vocab), keep=machine_boundaries())
+    shared = machine_boundaries()  # what the default partition alone tells of JSON's syntax: made again, untimed
+    json_classes(shared)
+    ascii_own(shared)
+    forget_indexes(vocab_codes(vocab), keep=shared)
     gc.collect()
