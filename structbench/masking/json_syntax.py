@@ -12,8 +12,8 @@ fresh schema, each a NumPy call on cold caches.
 :func:`learn_syntax` walks documents that use every part of the syntax, each type in an object's value, an array's
 item and the root, under schemas that name nothing but types, for each whitespace policy and number syntax, at the
 vocabulary's setup (tabled.index_vocabulary, untimed). What the default partition holds after those walks is kept
-across cold starts (tabled.keep_partition_entries, tabled.forget_partitions); what a schema adds (its names' letters,
-its enums' first characters, its unions' value starts) is forgotten.
+across cold starts (tabled.keep_partition_entries, tabled.forget_partitions); what a schema adds (the letters a key's
+names may go on by, an enum's first characters, a union's value starts) is forgotten.
 """
 
 from __future__ import annotations
