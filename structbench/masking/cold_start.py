@@ -34,8 +34,8 @@ def cold_start(vocab: Vocabulary) -> None:
     """Forget every schema's kept work (what index_vocabulary sets up for the vocabulary stays: the shared index,
     over the checker's ASCII classes), then collect the garbage that leaves, so that the collector does not run
     inside the compile timed next."""
-    forget_partitions()
     forget_kept()
+    forget_partitions()  # (it makes the syntax's partition again, asking ascii_own of it)
     shared = machine_boundaries()  # what the default partition alone tells of JSON's syntax: made again, untimed
     json_classes(shared)
     ascii_own(shared)

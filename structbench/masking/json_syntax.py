@@ -54,7 +54,7 @@ def learn_syntax(vocab: Vocabulary) -> None:
     """Walk the syntax documents with the lazy strategy over `vocab` (every mask built, each token advanced), once per
     process: the default partition's entries then are JSON's syntax, kept across cold starts. A document the
     vocabulary does not spell token by token (a toy or synthetic vocabulary's gaps) is left to a later vocabulary,
-    which walks them all again; a mask that refuses a document's token is a bug here: an error."""
+    which walks them all again (each vocabulary walks them once); a mask that refuses a document's token is a bug here: an error."""
     from structbench.errors import TokenRejected
     from structbench.jsonschema.checker import NUMBER_SYNTAXES, SchemaChecker
     from structbench.masking.lazy import lazy_constraint
@@ -66,8 +66,9 @@ def learn_syntax(vocab: Vocabulary) -> None:
     )
 
     boundaries = machine_boundaries()
-    if kept_partition_entries(boundaries):
+    if kept_partition_entries(boundaries) or vocab.__dict__.get("_syntax_walked"):
         return
+    vocab.__dict__["_syntax_walked"] = True  # (a vocabulary that spells only some walks them once, not per setup)
     forget_partitions()  # (what schemas walked before added is not syntax: not kept)
     spelled_all = True
     for whitespace in WHITESPACE_POLICIES:

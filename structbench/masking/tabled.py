@@ -214,17 +214,27 @@ def forget_partitions() -> None:
     """Drop every partition's hints (a cold start: structbench.masking.cold_start), but for JSON's own syntax's
     (keep_partition_entries), which every schema over the partition asks for alike."""
     _PARTITIONS.clear()
-    for boundaries, masks, lists, alike, _ in _SYNTAX.values():
-        found = _partition(boundaries)
-        found.class_masks.update(masks)
-        found.class_lists.update(lists)
-        found.alike_masks.update(alike)
+    for kept in _SYNTAX.values():
+        found = _partition(kept.boundaries)
+        found.class_masks.update(kept.class_masks)
+        found.class_lists.update(kept.class_lists)
+        found.alike_masks.update(kept.alike_masks)
 
 
-# Per partition (its boundaries as bytes): [the boundaries, what its hints' dicts held when keep_partition_entries
-# was called (their union over calls), whether a call had the whole syntax]: JSON's own syntax's entries
-# (structbench.masking.json_syntax), kept across cold starts.
-_SYNTAX: dict[bytes, list] = {}
+@dataclass
+class _SyntaxEntries:
+    """A partition's hints that JSON's own syntax asks for (structbench.masking.json_syntax), kept across cold starts:
+    what its dicts held at each keep_partition_entries call, their union; `complete`: some call had every syntax
+    document walked."""
+
+    boundaries: np.ndarray
+    class_masks: dict
+    class_lists: dict
+    alike_masks: dict
+    complete: bool = False
+
+
+_SYNTAX: dict[bytes, _SyntaxEntries] = {}  # per partition, its boundaries as bytes
 
 
 def keep_partition_entries(boundaries: np.ndarray, complete: bool = True) -> None:
@@ -233,17 +243,17 @@ def keep_partition_entries(boundaries: np.ndarray, complete: bool = True) -> Non
     complete: every syntax document was walked (else a later vocabulary walks them again, and adds its entries)."""
     boundaries = np.asarray(boundaries, dtype=np.int64)
     found = _partition(boundaries)
-    kept = _SYNTAX.setdefault(boundaries.tobytes(), [boundaries, {}, {}, {}, False])
-    kept[1].update(found.class_masks)
-    kept[2].update(found.class_lists)
-    kept[3].update(found.alike_masks)
-    kept[4] = kept[4] or complete
+    kept = _SYNTAX.setdefault(boundaries.tobytes(), _SyntaxEntries(boundaries, {}, {}, {}))
+    kept.class_masks.update(found.class_masks)
+    kept.class_lists.update(found.class_lists)
+    kept.alike_masks.update(found.alike_masks)
+    kept.complete = kept.complete or complete
 
 
 def kept_partition_entries(boundaries: np.ndarray) -> bool:
     """Whether the whole syntax's entries of this partition are kept (keep_partition_entries, complete)."""
     kept = _SYNTAX.get(np.asarray(boundaries, dtype=np.int64).tobytes())
-    return kept is not None and kept[4]
+    return kept is not None and kept.complete
 
 
 def distinct(ordered: np.ndarray) -> np.ndarray:

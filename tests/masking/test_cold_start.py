@@ -61,7 +61,7 @@ def test_a_cold_start_forgets_every_schemas_kept_work_and_the_masks_stay(vocab):
     # Of the partitions' hints, JSON's own syntax's alone (structbench.masking.json_syntax), exactly
     assert list(tabled._PARTITIONS) == [shared]
     default = tabled._PARTITIONS[shared]
-    assert (default.class_masks, default.class_lists, default.alike_masks) == tuple(syntax[1:4])
+    assert (default.class_masks, default.class_lists, default.alike_masks) == (syntax.class_masks, syntax.class_lists, syntax.alike_masks)
     assert list(indexes) == [shared]  # the vocabulary's setup stays
 
     assert walked_masks(vocab) == before
@@ -113,7 +113,7 @@ def test_a_cold_start_keeps_json_syntaxs_hints_and_forgets_a_schemas(vocab):
     shared = machine_boundaries()
     assert tabled.kept_partition_entries(shared)
     syntax = tabled._SYNTAX[shared.tobytes()]
-    assert {(' "', True), (" -0123456789", True), ('"\\/bfnrtu', True)} <= set(syntax[1])
+    assert {(' "', True), (" -0123456789", True), ('"\\/bfnrtu', True)} <= set(syntax.class_masks)
     schema = {"type": "object", "properties": {"size": {"type": ["integer", "null"]}}}
     task = Task("t", "schema", schema, '{"size": null}')
     constraint = compile_constraint(task, vocab, "lazy", "any", "lesson")
@@ -122,11 +122,11 @@ def test_a_cold_start_keeps_json_syntaxs_hints_and_forgets_a_schemas(vocab):
         constraint.mask_bits(state)
         state = constraint.advance(state, tid)
     default = tabled._PARTITIONS[shared.tobytes()]
-    assert (" n-0123456789", True) in default.class_masks and (" n-0123456789", True) not in syntax[1]
+    assert (" n-0123456789", True) in default.class_masks and (" n-0123456789", True) not in syntax.class_masks
 
     cold_start(vocab)
     default = tabled._PARTITIONS[shared.tobytes()]
-    assert (default.class_masks, default.class_lists, default.alike_masks) == tuple(syntax[1:4])
+    assert (default.class_masks, default.class_lists, default.alike_masks) == (syntax.class_masks, syntax.class_lists, syntax.alike_masks)
 
 
 def test_the_kept_syntax_hints_are_what_the_partition_alone_makes_of_them(vocab):
@@ -134,8 +134,9 @@ def test_the_kept_syntax_hints_are_what_the_partition_alone_makes_of_them(vocab)
     (so keeping them cannot change a mask): made again here on a partition of its own."""
     require_llama3(vocab)
     boundaries = machine_boundaries()
-    _, masks, lists, _, complete = tabled._SYNTAX[boundaries.tobytes()]
-    assert complete and masks and lists
+    syntax = tabled._SYNTAX[boundaries.tobytes()]
+    masks, lists = syntax.class_masks, syntax.class_lists
+    assert syntax.complete and masks and lists
     reps = np.array([chr(int(b)) for b in boundaries])
     for (chars, outside), mask in masks.items():
         assert np.array_equal(mask, np.isin(reps, list(chars)) != outside), (chars, outside)
