@@ -74,3 +74,25 @@ def test_the_last_key_counted_after_property_names_alone_is_not_remembered():
                            ('{"msg": "x", "msg": "y"}', False)]:
         state = checker.feed(checker.start(), text)
         assert (state is not None and checker.can_end(state)) == accepted == SchemaReferee(schema)(text), text
+
+
+@pytest.mark.parametrize("min_props", [1, 2])
+def test_a_minimum_the_required_keys_imply_counts_no_key(min_props):
+    """minProperties at most the required keys' number is implied by them (the object closes only once they are
+    in): no key is counted or remembered, so a free key's text makes no state of its own from the first key on (a
+    corpus schema, a oneOf of 12 open objects under minProperties 2 and two required keys, spent its whole walk
+    limit stepping one state per token prefix), and answers are judged as by the referee."""
+    schema = {"type": "object", "minProperties": min_props, "required": ["msg", "argument"],
+              "properties": {"msg": {"type": "string"}}}
+    checker = SchemaChecker(schema, "any", "lesson")
+    assert checker.nodes[checker.root].min_props == 0
+    first = checker.feed(checker.start(), '{"')
+    assert len({checker.feed(first, name) for name in ("x", "yy", "zebra", "q" * 40)}) == 1
+    for text in ('{"msg": "x", "argument": 1}', '{"x": 1, "x": 2, "msg": "", "argument": 0}', '{"msg": "x"}',
+                 '{"x": 1, "msg": "x"}', '{"x": 1, "y": 2, "argument": 0}', "{}"):
+        state = checker.feed(checker.start(), text)
+        assert (state is not None and checker.can_end(state)) == SchemaReferee(schema)(text), text
+    # One more than the required keys is counted still: a free key is remembered whole while the count is short
+    checker = SchemaChecker({**schema, "minProperties": 3}, "any", "lesson")
+    first = checker.feed(checker.start(), '{"')
+    assert len({checker.feed(first, name) for name in ("x", "yy", "zebra")}) == 3
