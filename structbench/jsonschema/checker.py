@@ -55,9 +55,11 @@ from structbench.jsonschema.frames import (
     value_done,
     with_at,
     with_phase,
+    with_text,
     with_ws,
 )
 from structbench.jsonschema.free_text import FREE_STRING
+from structbench.jsonschema.key_trie import KeyTrie
 from structbench.jsonschema.keys import OTHER, ObjectKeys
 from structbench.jsonschema.lexemes import literal_lexeme, number_lexeme
 from structbench.jsonschema.strings import END, escape_reads, string_step
@@ -135,6 +137,8 @@ class SchemaChecker(ObjectKeys):
         self._key_contexts: dict = {}  # id(a product) -> {its live states' bytes: that context's DFA} (ObjectKeys)
         self._key_by_names: dict = {}  # (id(a product), others allowed, the names that may come) -> its DFA
         self._name_trees: dict = {}  # object node id -> its keys' name tree where other keys may come (ObjectKeys)
+        self._name_trees_alike: dict = {}  # its names (sorted) -> that tree, one for objects with the same names
+        self._union_tries: dict = {}  # the name trees of a union's branches (ids) -> the tree of all their names
         self._starts: dict = {}  # node id -> the first characters of its values (may_read)
         self._number_reads: dict = {}  # (node id, number DFA state) -> the characters the DFA moves on (may_read)
         self._string_reads: dict = {}  # (node id, string DFA state) -> the same for a checked string's DFA
@@ -425,7 +429,39 @@ class SchemaChecker(ObjectKeys):
             return None if lexeme is None else (lexeme, top.at)
         if top.kind == LITERAL:  # its word's letters; the last closes it
             return literal_lexeme(top.text), top.at
+        if top.kind == UNION:
+            return self._union_content(top)
         return None
+
+    def _union_content(self, top: Frame):
+        """string_content of a union whose every branch is in a string or a key at the same state of the same DFA
+        (branches of one object's shape writing one property's value, or one key of objects with the same names), or
+        in a key of an object whose name tree (KeyTrie) tells its state, of different names: then the tree of all
+        their names, whose text tells each branch's (the text where it continues one of the branch's names, else
+        OTHER, as `_key_step` steps it). A plain character moves every branch as that DFA says and ends none, so the
+        DFA's state is the union's. None otherwise (a number's or a literal's end is left to the union's own step)."""
+        contents = []
+        for alt in top.alts:
+            kind = alt[-1].kind
+            if kind != STRING and not (kind == OBJECT and alt[-1].phase == KEY):
+                return None
+            got = self.string_content(alt)
+            if got is None:
+                return None
+            contents.append(got)
+        first = contents[0]
+        if all(got[0] is first[0] and got[1] == first[1] for got in contents):
+            return first
+        tries = [got[0] for got in contents]
+        if not all(type(t) is KeyTrie for t in tries):
+            return None
+        key = frozenset(map(id, tries))  # (name trees are kept by the checker: their ids stay theirs)
+        union = self._union_tries.get(key)
+        if union is None:
+            union = self._union_tries[key] = KeyTrie(sorted(set().union(*(t.texts[1:t.other] for t in tries))),
+                                                     OTHER)
+        text = next((alt[-1].text for alt in top.alts if alt[-1].text != OTHER), OTHER)
+        return union, union.state_of[text]
 
     def with_string_state(self, stack: Stack, at: int, dfa=None) -> Stack:
         """The stack `string_content` describes, its DFA moved to `at` by plain characters: what `step` returns.
@@ -433,6 +469,20 @@ class SchemaChecker(ObjectKeys):
         top = stack[-1]
         if top.kind == STRING or top.kind == NUMBER or top.kind == LITERAL:
             return stack if top.at == at else stack[:-1] + (with_at(top, at),)
+        if top.kind == UNION:  # (_union_content: every branch moved as _step_union steps them)
+            if dfa is None:
+                dfa = self._union_content(top)[0]
+            if type(dfa) is KeyTrie:  # each branch's text: the union's where it is one of its own tree's
+                text = dfa.texts[at]
+                alts = []
+                for alt in top.alts:
+                    frame = alt[-1]
+                    own = text if text in self.key_trie(frame).state_of else OTHER
+                    alts.append(alt if frame.text == own else alt[:-1] + (with_text(frame, own),))
+                alts = tuple(alts)
+            else:
+                alts = tuple(self.with_string_state(alt, at, dfa) for alt in top.alts)
+            return stack if alts == top.alts else stack[:-1] + (top._replace(alts=alts),)
         frame = (self.key_trie(top) if dfa is None else dfa).frame_at(top, at)
         return stack if frame is top else stack[:-1] + (frame,)
 

@@ -459,9 +459,15 @@ class ObjectKeys:
             if not node.tracks_keys:
                 return None
             if others:
+                # One tree per set of names: objects with the same names share it, and string mode its table (a
+                # union of such objects' keys reads it once for every branch: the checker's _union_content)
                 found = self._name_trees.get(top.node)
                 if found is None:
-                    found = self._name_trees[top.node] = KeyTrie(self._key_index(top.node)[0], OTHER)
+                    names = tuple(self._key_index(top.node)[0])
+                    found = self._name_trees_alike.get(names)
+                    if found is None:
+                        found = self._name_trees_alike[names] = KeyTrie(list(names), OTHER)
+                    self._name_trees[top.node] = found
                 return found
         return self._key_product(top, others)
 
