@@ -533,6 +533,21 @@ class SchemaChecker(ObjectKeys):
                 return frame._replace(seen=reads)
         return frame
 
+    def string_dfas(self) -> list:
+        """The DFAs string mode reads this schema's strings and keys by (string_content), each once: every checked
+        string's content DFA, and every object's key DFA at its first key (KeyTrie, a key product's shared table:
+        later keys' contexts share its table and have rows of their own only where they differ)."""
+        found, seen = [], set()
+        for node_id, node in enumerate(self.nodes):
+            dfas = [node.string_dfa]
+            if "object" in node.kinds and (node.properties or node.patterns or node.key_dfa is not None):
+                dfas.append(self.key_trie(self._key_open(Frame(OBJECT, node_id, OPEN))))
+            for dfa in dfas:
+                if dfa is not None and id(dfa) not in seen:
+                    seen.add(id(dfa))
+                    found.append(dfa)
+        return found
+
     def special_chars(self) -> set[str]:
         """The non-ASCII characters the checker treats individually: those in property names, and the
         ends of every non-ASCII range its string, key and number DFAs tell apart."""

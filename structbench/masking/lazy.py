@@ -75,6 +75,10 @@ class TrieDense(LazyDense):
         self._awaiting: dict[int, list[tuple[int, str, str]]] = {}  # per twin not expanded yet: (state, ws, reads)
         super().__init__(machine, boundaries, vocab)
 
+    def tables_ahead(self, dfas) -> None:
+        """String mode's tables of these DFAs (the machine's strings and keys) made now (StringRows.tables_ahead)."""
+        self._strings.tables_ahead(dfas)
+
     def id_of(self, state, content=_UNASKED) -> int:
         """content: the machine's `string_content` of the state, where the caller has asked for it already."""
         n = len(self.states)
@@ -605,8 +609,15 @@ def lazy_constraint(machine: Machine, vocab: Vocabulary) -> TabledConstraint:
         mask_key = getattr(machine, "mask_key", None)
         if mask_key is not None:  # states no token tells apart share one mask (shared_masks)
             mask_key = partial(mask_key, reach=token_reach(vocab))
-        return TabledConstraint(machine, vocab, boundaries, eager=False, split=False, dense=TrieDense,
-                                mask_key=mask_key)
+        constraint = TabledConstraint(machine, vocab, boundaries, eager=False, split=False, dense=TrieDense,
+                                      mask_key=mask_key)
+        string_dfas = getattr(machine, "string_dfas", None)
+        if string_dfas is not None and constraint.dense.compiled:
+            # The tables of the schema's strings and keys now, at compile time, all at once: built inside the masks
+            # that first meet them, each meets cold caches and a walk's round (a checked string's 270 µs, a key's
+            # names 100 µs), and together they make most of TBM's slowest steps (docs/design.md)
+            constraint.dense.tables_ahead(string_dfas())
+        return constraint
     boundaries = _pattern_classes(machine.dfa)
     constraint = TabledConstraint(machine, vocab, boundaries, eager=False, split=False, dense=TrieDense)
     if machine.dfa.n_states * len(boundaries) <= _WHOLE_ROWS:

@@ -730,6 +730,26 @@ class StringRows:
         self.total[first:self._lex_used] = total
         return first
 
+    def tables_ahead(self, dfas) -> None:
+        """These DFAs' tables made and stacked now (`content`), the arrays grown once for all of them."""
+        rows = 0
+        for dfa in dfas:
+            content = string_content(getattr(dfa, "shared", None) or dfa, self.boundaries, self._depth(),
+                                     self._unicode_escapes)
+            rows += content.n_rows if content.whole else 0
+        self._reserve_lex(rows)
+        for dfa in dfas:
+            self.content(dfa)
+
+    def _reserve_lex(self, n: int) -> None:
+        """Room for n more lex rows, made at once."""
+        size = self._lex_used + n
+        if size > len(self.lex):
+            self.lex = _grown(self.lex, size, -1)
+            self.run = _grown(self.run, size, 0)
+            self.total = _grown(self.total, size, False)
+            self.loops = _grown(self.loops, size, 0)
+
     def _reserve_rows(self, n: int) -> None:
         if n <= len(self.lex_row):
             return

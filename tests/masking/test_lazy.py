@@ -518,6 +518,28 @@ def test_corpus_walks_match(vocab):
     assert walked >= 10
 
 
+@pytest.mark.parametrize("name", ["pattern and format", "pattern keys and used names", "unions of open objects with "
+                                  "other names", "keys: prefixes, escaped, counted", "strict object, maxLength"])
+def test_tables_made_ahead_give_the_same_masks(vocab, name):
+    """The lazy strategy makes the tables of the schema's strings and keys at compile time (string_dfas, each
+    once): they are all in string mode's rows before any mask, and the masks are LazyDense's."""
+    require_llama3(vocab)
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    schema, value = SCHEMAS[name]
+    checker = SchemaChecker(schema, "any", "lesson")
+    bounds = machine_boundaries(checker.special_chars())
+    trie, plain = TrieDense(checker, bounds, vocab), LazyDense(SchemaChecker(schema, "any", "lesson"), bounds, vocab)
+    dfas = checker.string_dfas()
+    assert dfas and len({id(dfa) for dfa in dfas}) == len(dfas)
+    trie.tables_ahead(dfas)
+    assert all(id(dfa) in trie._strings._dfas for dfa in dfas)
+    for i in reached_states(checker, plain, vocab, value, np.random.default_rng(2)):
+        expected, _ = plain.mask(i)
+        got, _ = trie.mask(trie.id_of(plain.states[i]))
+        assert np.array_equal(got, expected), plain.states[i][-1]
+
+
 def walk_like_tabled(vocab, schema, value):
     """Lazy's and tabled's masks along the answer, compared (bits, and the boolean rows after them); returns lazy's
     constraint."""
