@@ -438,20 +438,29 @@ class SchemaChecker(ObjectKeys):
         (branches of one object's shape writing one property's value, or one key of objects with the same names), or
         in a key of an object whose name tree (KeyTrie) tells its state, of different names: then the tree of all
         their names, whose text tells each branch's (the text where it continues one of the branch's names, else
-        OTHER, as `_key_step` steps it). A plain character moves every branch as that DFA says and ends none, so the
-        DFA's state is the union's. None otherwise (a number's or a literal's end is left to the union's own step)."""
-        contents = []
+        OTHER, as `_key_step` steps it), beside which a key of an object that tracks no names goes along unchanged. A
+        plain character moves every branch as that DFA says and ends none, so the DFA's state is the union's. None
+        otherwise (a number's or a literal's end is left to the union's own step)."""
+        contents, free = [], 0
         for alt in top.alts:
-            kind = alt[-1].kind
-            if kind != STRING and not (kind == OBJECT and alt[-1].phase == KEY):
+            frame = alt[-1]
+            kind = frame.kind
+            if kind != STRING and not (kind == OBJECT and frame.phase == KEY):
                 return None
             got = self.string_content(alt)
             if got is None:
-                return None
+                # A key of an object that tracks no names (any key, its text not kept): plain characters leave its
+                # frame as it is (_key_char), so it goes along with whatever the other branches read
+                if kind == STRING or frame.esc or frame.ks or not self._key_text_free(frame):
+                    return None
+                free += 1
+                continue
             contents.append(got)
+        if not contents:
+            return None
         first = contents[0]
         if all(got[0] is first[0] and got[1] == first[1] for got in contents):
-            return first
+            return first if not free or type(first[0]) is KeyTrie else None
         tries = [got[0] for got in contents]
         if not all(type(t) is KeyTrie for t in tries):
             return None
@@ -460,7 +469,8 @@ class SchemaChecker(ObjectKeys):
         if union is None:
             union = self._union_tries[key] = KeyTrie(sorted(set().union(*(t.texts[1:t.other] for t in tries))),
                                                      OTHER)
-        text = next((alt[-1].text for alt in top.alts if alt[-1].text != OTHER), OTHER)
+        text = next((alt[-1].text for alt in top.alts if alt[-1].text != OTHER and self.key_trie(alt[-1]) is not None),
+                    OTHER)
         return union, union.state_of[text]
 
     def with_string_state(self, stack: Stack, at: int, dfa=None) -> Stack:
@@ -477,7 +487,11 @@ class SchemaChecker(ObjectKeys):
                 alts = []
                 for alt in top.alts:
                     frame = alt[-1]
-                    own = text if text in self.key_trie(frame).state_of else OTHER
+                    trie = self.key_trie(frame)
+                    if trie is None:  # (a key whose text is not kept: as it is)
+                        alts.append(alt)
+                        continue
+                    own = text if text in trie.state_of else OTHER
                     alts.append(alt if frame.text == own else alt[:-1] + (with_text(frame, own),))
                 alts = tuple(alts)
             else:

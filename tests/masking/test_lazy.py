@@ -88,16 +88,18 @@ SCHEMAS = {
                                                                            {"type": ["string", "null"]}]}}},
                                        {"radius": 2, "label": "tiny \"ring\"", "extra key": "x"}),
     # A union's key read in string mode by the tree of all its branches' names (each branch's text the union's where
-    # it continues one of its own names: `rad` is one branch's name and another's prefix), and a union's string
+    # it continues one of its own names: `rad` is one branch's name and another's prefix; an object of no names goes
+    # along unchanged), and a union's string
     # value where every branch reads it by one DFA (the free string's: a property's and another branch's free value)
     "unions of open objects with other names": ({"type": "object", "properties": {"n": {"type": "integer"},
-                                                                                 "item": {"oneOf": [
+                                                                                 "item": {"anyOf": [
         {"type": "object", "properties": {"shape": {"const": "circle"}, "radius": {"type": "number"},
                                           "note": {"type": "string"}}, "required": ["shape", "radius"]},
         {"type": "object", "properties": {"shape": {"const": "rect"}, "width": {"type": "number"},
                                           "note": {"type": "string"}}, "required": ["shape", "width"]},
         {"type": "object", "properties": {"shape": {"const": "tri"}, "rad": {"type": "integer"},
-                                          "nota": {"type": "string", "maxLength": 4}}, "required": ["shape"]}]}}},
+                                          "nota": {"type": "string", "maxLength": 4}}, "required": ["shape"]},
+        {"type": "object", "additionalProperties": {"type": "integer"}}]}}},
         {"n": 1, "item": {"note": "a \"b\" \u00e9", "radi": 1, "rad": 2, "zz": None, "nota": "xy", "shape": "tri"}}),
     # Unions of checked strings with a free one, and of strict objects with a free one, in a key: every branch
     # promises plain_default (a checked DFA sends the characters past ASCII one way; a strict key refuses what no
