@@ -38,7 +38,8 @@ from structbench.masking.token_index import unicode_escape_prefixes
 _BUSY = 64  # pending nodes on one state in one round that make its whole row worth computing
 _WHOLE_ROWS = 1 << 18  # a pattern's DFA with up to this many (state, class) cells is tabled whole at compile time
 _FEW_VALUE = 16  # a value after a key's colon that may start with at most this many characters: its row at once
-_FEW = 8  # a state after a string's closing quote that may read at most this many characters: its row at once
+_FEW = 3  # a state after a string's closing quote that may read at most this many characters: its row at once
+# (a key's colon; a value's comma and closing bracket. Up to 8: each a few percent slower, by A/B; docs/design.md)
 _UNASKED = object()  # _content_at's mark of a state not asked about yet (None is an answer)
 _FEW_PENDING = 32  # a round with at most this many pending nodes finds its distinct cells in Python (TrieDense._fill)
 
