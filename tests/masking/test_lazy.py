@@ -18,7 +18,15 @@ from structbench.bench.tasks import Task
 from structbench.jsonschema.checker import SchemaChecker
 from structbench.jsonschema.lexemes import literal_lexeme, number_lexeme
 from structbench.jsonschema.scalars import INTEGER
-from structbench.masking import LazyDense, PatternMachine, TrieDense, machine_boundaries, trie_walk, unpack_bits
+from structbench.masking import (
+    LazyDense,
+    PatternMachine,
+    TrieDense,
+    machine_boundaries,
+    string_mode,
+    trie_walk,
+    unpack_bits,
+)
 from structbench.masking.cold_start import cold_start
 from structbench.masking.tabled import pattern_boundaries
 from structbench.regular import compile_pattern, trim
@@ -520,26 +528,62 @@ def test_corpus_walks_match(vocab):
     assert walked >= 10
 
 
-@pytest.mark.parametrize("name", ["pattern and format", "pattern keys and used names", "unions of open objects with "
-                                  "other names", "keys: prefixes, escaped, counted", "strict object, maxLength"])
-def test_tables_made_ahead_give_the_same_masks(vocab, name):
-    """The lazy strategy makes the tables of the schema's strings and keys at compile time (string_dfas, each
-    once): they are all in string mode's rows before any mask, and the masks are LazyDense's."""
+def compiled_beside_token_walk(vocab, name: str) -> tuple:
+    """(checker, value, a TrieDense over it, a LazyDense over another checker of the schema) for SCHEMAS[name]; the
+    test skipped without Llama 3 or numba."""
     require_llama3(vocab)
     if not trie_walk.compiled():
         pytest.skip("numba is not installed")
     schema, value = SCHEMAS[name]
     checker = SchemaChecker(schema, "any", "lesson")
     bounds = machine_boundaries(checker.special_chars())
-    trie, plain = TrieDense(checker, bounds, vocab), LazyDense(SchemaChecker(schema, "any", "lesson"), bounds, vocab)
+    return checker, value, TrieDense(checker, bounds, vocab), LazyDense(SchemaChecker(schema, "any", "lesson"),
+                                                                          bounds, vocab)
+
+
+def assert_masks_as_token_walk(trie, plain, checker, vocab, value, seed: int) -> None:
+    """The TrieDense's masks are the LazyDense's (the vectorised token walk) at every state reached along the value
+    and random detours from it."""
+    for i in reached_states(checker, plain, vocab, value, np.random.default_rng(seed)):
+        expected, _ = plain.mask(i)
+        got, _ = trie.mask(trie.id_of(plain.states[i]))
+        assert np.array_equal(got, expected), plain.states[i][-1]
+
+
+@pytest.mark.parametrize("name", ["pattern and format", "pattern keys and used names", "unions of open objects with "
+                                  "other names", "keys: prefixes, escaped, counted", "strict object, maxLength"])
+def test_tables_made_ahead_give_the_same_masks(vocab, name):
+    """The lazy strategy makes the tables of the schema's strings and keys at compile time (string_dfas, each
+    once): they are all in string mode's rows before any mask, and the masks are LazyDense's."""
+    checker, value, trie, plain = compiled_beside_token_walk(vocab, name)
     dfas = checker.string_dfas()
     assert dfas and len({id(dfa) for dfa in dfas}) == len(dfas)
     trie.tables_ahead(dfas)
     assert all(id(dfa) in trie._strings._dfas for dfa in dfas)
-    for i in reached_states(checker, plain, vocab, value, np.random.default_rng(2)):
-        expected, _ = plain.mask(i)
-        got, _ = trie.mask(trie.id_of(plain.states[i]))
-        assert np.array_equal(got, expected), plain.states[i][-1]
+    assert_masks_as_token_walk(trie, plain, checker, vocab, value, seed=2)
+
+
+@pytest.mark.parametrize("name", ["free object", "numbers: bounds, exponents, arrays", "pattern keys, non-ASCII"])
+def test_syntax_tables_copied_at_once_give_the_same_masks(vocab, name):
+    """JSON syntax's string-mode tables (a free string's, the unbounded numbers', the literals') are copied into a
+    constraint's rows at once, as the first constraint over the default partition stacked them (string_mode
+    syntax_dfas): every one is there before any mask, each row the one its DFA's own table gives, and the masks are
+    LazyDense's. A schema with a partition of its own (non-ASCII names) stacks them only as it meets them."""
+    checker, value, trie, plain = compiled_beside_token_walk(vocab, name)
+    bounds = machine_boundaries(checker.special_chars())
+    default = np.array_equal(bounds, machine_boundaries())
+    TrieDense(SchemaChecker(SCHEMAS[name][0], "any", "lesson"), bounds, vocab).tables_ahead([])  # (the stack kept)
+    trie.tables_ahead(checker.string_dfas())
+    strings = trie._strings
+    syntax = string_mode.syntax_dfas()
+    assert all((id(dfa) in strings._dfas) == default for dfa in syntax)
+    for dfa in syntax if default else ():
+        content, first, own = strings._dfas[id(dfa)]
+        assert own is None and content is string_mode.string_content(dfa, bounds, trie._trie_depth(),
+                                                                       strings._unicode_escapes)
+        assert np.array_equal(strings.lex[first:first + content.n_rows], content.lex)
+        assert content.loops is None or np.array_equal(strings.loops[first:first + content.n_rows], content.loops)
+    assert_masks_as_token_walk(trie, plain, checker, vocab, value, seed=3)
 
 
 def walk_like_tabled(vocab, schema, value):
