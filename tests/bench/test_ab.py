@@ -10,6 +10,7 @@ import pytest
 from helpers import ROOT
 
 from structbench.bench import ab
+from structbench.masking import trie_walk
 
 OK = {"schema": {"type": "object", "properties": {"age": {"type": "integer"}}, "required": ["age"]},
       "tests": [{"data": {"age": 42}, "valid": True}]}
@@ -40,6 +41,14 @@ def test_a_revision_and_a_checkout_walk_the_same_schemas_alternately(corpus, tmp
     _require_git()
     before = _worktrees()
     monkeypatch.chdir(ROOT)
+    cached = {}
+    warm_up = ab.warm_numba_caches
+
+    def warm_up_seen(path, roots, config, scratch):  # each side's numba cache is in its checkout before it is measured
+        warm_up(path, roots, config, scratch)
+        cached.update({name: sorted((root / "structbench").rglob("*.nbi")) for name, root in roots.items()})
+
+    monkeypatch.setattr(ab, "warm_numba_caches", warm_up_seen)
     out = tmp_path / "rows.parquet"
     code = ab.main(["HEAD", str(ROOT), "--corpus", str(corpus), "--every", "1", "--vocab", "toy", "--out", str(out),
                     "--repeats", "2"])
@@ -57,6 +66,8 @@ def test_a_revision_and_a_checkout_walk_the_same_schemas_alternately(corpus, tmp
     assert "every schema: the same outcome, allowed counts and mask bits on both sides" in printed
     assert "HEAD (" in printed and f"{ROOT} (working tree)" in printed
     assert _worktrees() == before  # the revision's worktree is removed
+    if trie_walk.compiled():  # (the new worktree's kernels compiled and cached by the warm-up, not by a measured side)
+        assert cached["A"] and [p.name for p in cached["A"]] == [p.name for p in cached["B"]]
 
 
 def _row(name, side, compile_ms, masks, advances, bits="x", outcome="ok", instance=0):
