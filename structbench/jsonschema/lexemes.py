@@ -76,12 +76,6 @@ def _unbounded() -> dict[tuple, NumberLexeme]:
     return found
 
 
-def unbounded_number_lexemes() -> list[NumberLexeme]:
-    """The lexemes of every number no keyword bounds: JSON's number syntax (string mode stacks their tables at once
-    with the free string's and the literals')."""
-    return list(_unbounded().values())
-
-
 @cache
 def unbounded_number_dfa(pattern: str) -> DFA:
     """The trimmed DFA of a number no keyword bounds (`pattern` one of scalars.UNBOUNDED_NUMBERS): JSON's number

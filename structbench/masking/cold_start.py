@@ -9,8 +9,7 @@ fresh schema. The speed sweep's cold starts (`cold_starts`) call :func:`cold_sta
 
 What holds nothing of any schema is not forgotten, as a server builds it once: JSON's own syntax for a free string,
 an unbounded integer or number (its DFA, structbench.jsonschema.lexemes.unbounded_number_dfa) and the literals, with
-their string-mode tables per class partition (and their rows as string mode stacks them, copied into each constraint
-at once: string_mode.syntax_dfas); and the hints JSON's syntax asks of the default class partition (each
+their string-mode tables per class partition; and the hints JSON's syntax asks of the default class partition (each
 type's first characters, a string's escapes: structbench.masking.json_syntax, learnt at the vocabulary's setup),
 of which a partition keeps only those across a cold start, and which of its classes are plain, the quote and the
 backslash (charsets.json_classes, ascii_own: made again at once after their caches are cleared).

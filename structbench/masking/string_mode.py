@@ -27,10 +27,8 @@ import numpy as np
 from structbench.jsonschema.free_text import (
     ANY_CHAR_BOUNDS,
     ESCAPABLE_BOUNDS,
-    FREE_STRING,
     checked_escape_rows,
 )
-from structbench.jsonschema.lexemes import literal_lexeme, unbounded_number_lexemes
 from structbench.jsonschema.strings import dfa_live_on, escape_candidates
 from structbench.masking import trie_walk
 from structbench.regular.charsets import (
@@ -554,24 +552,6 @@ def _reads_every_plain_run(rows: np.ndarray, first: np.ndarray, one: np.ndarray,
     return ~np.array(seen, dtype=bool)
 
 
-def syntax_dfas() -> list:
-    """The DFAs of JSON's own syntax string mode reads in every schema: a free string's content, the numbers no
-    keyword bounds (structbench.jsonschema.lexemes), and the literals."""
-    return [FREE_STRING, *unbounded_number_lexemes(), *map(literal_lexeme, ("true", "false", "null"))]
-
-
-@functools.cache
-def _syntax_partition() -> bytes:
-    """The class partition of every schema that names no non-ASCII character (tabled.machine_boundaries()), as
-    bytes: the one syntax_dfas' stacked rows are kept for (json_syntax learns it at the vocabulary's setup)."""
-    from structbench.masking.tabled import machine_boundaries
-
-    return machine_boundaries().tobytes()
-
-
-_SYNTAX_STACKS: dict[tuple, tuple] = {}  # (partition, cap, escapes) -> syntax_dfas' stacked rows and _dfa entries
-
-
 class StringRows:
     """Every string met under one constraint, as rows the compiled walk indexes. Per row r (a string's DFA state
     d, r = base[r] + d): `lex_row[r]` d's row in `lex`, the stacked tables of every DFA met (a DFA's table
@@ -610,7 +590,6 @@ class StringRows:
         self._bases: list[int] = []  # per string, in row order: its first row, and (tables, first lex row, stack)
         self._owners: list[tuple] = []
         self._stacked: dict[int, np.ndarray] = {}  # first row of a DFA stacked whole -> its rows (_lex_rows)
-        self._syntax_stacked = False  # JSON syntax's tables (a free string's, numbers', literals') in `lex` yet
 
     def content(self, dfa) -> StringContent:
         """The DFA's tables (made, and stacked into `lex`, on first need); a DFA that shares another's table
@@ -715,12 +694,6 @@ class StringRows:
         found = self._dfas.get(id(dfa))
         if found is not None:
             return found
-        if not self._syntax_stacked:  # the first DFA met: JSON syntax's tables copied in first, at once
-            self._syntax_stacked = True
-            self._stack_syntax()
-            found = self._dfas.get(id(dfa))
-            if found is not None:
-                return found
         shared = getattr(dfa, "shared", None)
         if shared is not None:
             content, first, _ = self._dfa(shared)
@@ -742,34 +715,6 @@ class StringRows:
         found = self._dfas[id(dfa)] = (content, first, None)  # content keeps dfa alive: its id stays its own
         return found
 
-    def _stack_syntax(self) -> None:
-        """The tables of JSON syntax's DFAs (syntax_dfas: a free string's, the unbounded numbers', the literals'),
-        stacked from `lex`'s row 1 as one copy of what the first constraint over this partition stacked of them:
-        they hold nothing of a schema, and stacked one by one each cost a fresh answer tens of µs (a lookup of its
-        tables, a copy of its rows, on cold caches). Kept per partition, cap and escapes, as their tables are."""
-        key = (np.asarray(self.boundaries, dtype=np.int64).tobytes(), self._depth(), self._unicode_escapes)
-        kept = _SYNTAX_STACKS.get(key)
-        if kept is None:  # the first: stacked one by one, then kept
-            if self._lex_used != 1 or key[0] != _syntax_partition():
-                # (Nothing stacked before them: a copy puts them where they were. Another partition's, a schema's
-                # own, stacks them as it meets them: made now, each would be tables no answer may read.)
-                return
-            entries = {id(dfa): self._dfa(dfa) for dfa in syntax_dfas()}
-            used = self._lex_used
-            if any(first < 0 or own is not None for _, first, own in entries.values()):
-                return  # (none is made by rows, nor overrides another's: their tables are small and their own)
-            if len(_SYNTAX_STACKS) >= _KEPT_PARTITIONS:  # (a cap and escapes per vocabulary)
-                del _SYNTAX_STACKS[next(iter(_SYNTAX_STACKS))]
-            _SYNTAX_STACKS[key] = (self.lex[1:used].copy(), self.run[1:used].copy(), self.total[1:used].copy(),
-                                   self.loops[1:used].copy(), entries)
-            return
-        lex, run, total, loops, entries = kept
-        if self._lex_used != 1:
-            return
-        first = self._stack(lex, run, total)
-        self.loops[first:first + len(lex)] = loops
-        self._dfas.update(entries)  # (their first rows are where the first constraint stacked them: row 1 on)
-
     def _stack(self, lex: np.ndarray, run: np.ndarray, total: np.ndarray) -> int:
         """Rows appended to `lex` (and run, total), growing the arrays by doubling: where they start."""
         first = self._lex_used
@@ -787,9 +732,6 @@ class StringRows:
 
     def tables_ahead(self, dfas) -> None:
         """These DFAs' tables made and stacked now (`content`), the arrays grown once for all of them."""
-        if not self._syntax_stacked:  # (first: they would outgrow the room made for these below)
-            self._syntax_stacked = True
-            self._stack_syntax()
         rows = 0
         for dfa in dfas:
             content = string_content(getattr(dfa, "shared", None) or dfa, self.boundaries, self._depth(),

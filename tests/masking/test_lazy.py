@@ -23,7 +23,6 @@ from structbench.masking import (
     PatternMachine,
     TrieDense,
     machine_boundaries,
-    string_mode,
     trie_walk,
     unpack_bits,
 )
@@ -561,29 +560,6 @@ def test_tables_made_ahead_give_the_same_masks(vocab, name):
     trie.tables_ahead(dfas)
     assert all(id(dfa) in trie._strings._dfas for dfa in dfas)
     assert_masks_as_token_walk(trie, plain, checker, vocab, value, seed=2)
-
-
-@pytest.mark.parametrize("name", ["free object", "numbers: bounds, exponents, arrays", "pattern keys, non-ASCII"])
-def test_syntax_tables_copied_at_once_give_the_same_masks(vocab, name):
-    """JSON syntax's string-mode tables (a free string's, the unbounded numbers', the literals') are copied into a
-    constraint's rows at once, as the first constraint over the default partition stacked them (string_mode
-    syntax_dfas): every one is there before any mask, each row the one its DFA's own table gives, and the masks are
-    LazyDense's. A schema with a partition of its own (non-ASCII names) stacks them only as it meets them."""
-    checker, value, trie, plain = compiled_beside_token_walk(vocab, name)
-    bounds = machine_boundaries(checker.special_chars())
-    default = np.array_equal(bounds, machine_boundaries())
-    TrieDense(SchemaChecker(SCHEMAS[name][0], "any", "lesson"), bounds, vocab).tables_ahead([])  # (the stack kept)
-    trie.tables_ahead(checker.string_dfas())
-    strings = trie._strings
-    syntax = string_mode.syntax_dfas()
-    assert all((id(dfa) in strings._dfas) == default for dfa in syntax)
-    for dfa in syntax if default else ():
-        content, first, own = strings._dfas[id(dfa)]
-        assert own is None and content is string_mode.string_content(dfa, bounds, trie._trie_depth(),
-                                                                       strings._unicode_escapes)
-        assert np.array_equal(strings.lex[first:first + content.n_rows], content.lex)
-        assert content.loops is None or np.array_equal(strings.loops[first:first + content.n_rows], content.loops)
-    assert_masks_as_token_walk(trie, plain, checker, vocab, value, seed=3)
 
 
 def walk_like_tabled(vocab, schema, value):
