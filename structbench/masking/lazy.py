@@ -39,7 +39,7 @@ _BUSY = 64  # pending nodes on one state in one round that make its whole row wo
 _WHOLE_ROWS = 1 << 18  # a pattern's DFA with up to this many (state, class) cells is tabled whole at compile time
 _FEW_VALUE = 16  # a value after a key's colon that may start with at most this many characters: its row at once
 _FEW = 3  # a state after a string's closing quote that may read at most this many characters: its row at once
-# (a key's colon; a value's comma and closing bracket. Up to 8: each a few percent slower, by A/B; docs/design.md)
+# (a key's colon; a value's comma and closing bracket. 2 to 8 read alike by A/B, 16 much slower: docs/design.md)
 _UNASKED = object()  # _content_at's mark of a state not asked about yet (None is an answer)
 _FEW_PENDING = 32  # a round with at most this many pending nodes finds its distinct cells in Python (TrieDense._fill)
 
@@ -614,9 +614,9 @@ def lazy_constraint(machine: Machine, vocab: Vocabulary) -> TabledConstraint:
                                       mask_key=mask_key)
         string_dfas = getattr(machine, "string_dfas", None)
         if string_dfas is not None and constraint.dense.compiled:
-            # The tables of the schema's strings and keys now, at compile time, all at once: built inside the masks
-            # that first meet them, each meets cold caches and a walk's round (a checked string's 270 µs, a key's
-            # names 100 µs), and together they make most of TBM's slowest steps (docs/design.md)
+            # The tables of the checked strings' and each object's first key's DFAs now, at compile time, at once:
+            # built inside the masks that first meet them, each meets cold caches and a walk's round (a checked
+            # string's 270 µs, a key's names 100 µs), and together they make most of TBM's slowest steps (docs/design.md)
             constraint.dense.tables_ahead(string_dfas())
         return constraint
     boundaries = _pattern_classes(machine.dfa)

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
 from structbench.jsonschema.checker import SchemaChecker
+from structbench.jsonschema.free_text import FREE_STRING
 from structbench.jsonschema.lexemes import literal_lexeme, number_lexeme
 from structbench.jsonschema.scalars import INTEGER
 from structbench.masking import (
@@ -23,6 +24,7 @@ from structbench.masking import (
     PatternMachine,
     TrieDense,
     machine_boundaries,
+    string_mode,
     trie_walk,
     unpack_bits,
 )
@@ -560,6 +562,55 @@ def test_tables_made_ahead_give_the_same_masks(vocab, name):
     trie.tables_ahead(dfas)
     assert all(id(dfa) in trie._strings._dfas for dfa in dfas)
     assert_masks_as_token_walk(trie, plain, checker, vocab, value, seed=2)
+
+
+def test_the_lazy_strategy_makes_the_tables_when_it_compiles(vocab):
+    """lazy_constraint makes string mode's tables of the checker's string_dfas at compile time, before any mask."""
+    require_llama3(vocab)
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    schema = SCHEMAS["pattern keys and used names"][0]
+    constraint = compile_constraint(Task("t", "schema", schema, "{}"), vocab, "lazy", "any", "lesson")
+    dfas = constraint.dense.machine.string_dfas()
+    assert dfas and all(id(dfa) in constraint.dense._strings._dfas for dfa in dfas)
+    assert not constraint._bits  # (no mask made yet)
+
+
+# A union of an object that remembers its keys whole (minProperties above its required keys: a repeated key counts
+# once) and an open one: its keys are no single DFA's, and are left to the union's own step. (Not in SCHEMAS: the token
+# walk those are checked against makes a state per token prefix of such a key, minutes a mask.)
+_REMEMBERED_BESIDE_OPEN = {"type": "object", "properties": {"u": {"anyOf": [
+    {"type": "object", "properties": {"a": {"type": "integer"}}, "minProperties": 2},
+    {"type": "object", "properties": {"b": {"type": "integer"}}}]}}}
+
+
+@pytest.mark.parametrize("name, text, reads", [
+    ("unions of open objects with other names", '{"n": 1, "item": {"ra', "union tree"),
+    ("unions of open objects with other names", '{"n": 1, "item": {"note": "a', "free string"),
+    ("a key remembered whole beside an open object", '{"u": {"xy": 1, "x', None)])
+def test_a_union_reads_in_string_mode_where_its_branches_agree(name, text, reads):
+    """A union's key is read by the tree of all its branches' names where each branch's is a name tree (the checker's
+    _union_content; string mode then reads it compiled), its string value by the DFA every branch reads it by, and
+    nothing where a branch remembers its keys whole (left to the union's own step); each table's move is the
+    checker's step."""
+    checker = SchemaChecker(SCHEMAS.get(name, [_REMEMBERED_BESIDE_OPEN])[0], "any", "lesson")
+    stack = checker.feed(checker.start(), text)
+    assert stack[-1].kind == "union"
+    found = checker.string_content(stack)
+    if reads is None:
+        assert found is None
+        return
+    dfa, at = found
+    if reads == "union tree":
+        assert any(dfa is trie for trie in checker._union_tries.values())
+    else:
+        assert dfa is FREE_STRING and at == 0
+    content = string_mode.string_content(dfa, machine_boundaries(checker.special_chars()), 64)
+    bounds = machine_boundaries(checker.special_chars())
+    for ch in "adius xé":
+        d = int(content.row(at)[int(np.searchsorted(bounds, ord(ch), side="right")) - 1])
+        if 0 <= d < content.content_states:
+            assert checker.with_string_state(stack, d, dfa) == checker.step(stack, ch), ch
 
 
 def walk_like_tabled(vocab, schema, value):
