@@ -451,7 +451,7 @@ class SchemaChecker(ObjectKeys):
             if got is None:
                 # A key of an object that tracks no names (any key, its text not kept): plain characters leave its
                 # frame as it is (_key_char), so it goes along with whatever the other branches read
-                if kind == STRING or frame.esc or frame.ks or not self._key_text_free(frame):
+                if kind == STRING or frame.esc or not self._key_text_free(frame):  # (ks: not free)
                     return None
                 free += 1
                 continue

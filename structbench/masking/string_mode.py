@@ -687,10 +687,10 @@ class StringRows:
     def _owner(self, r: int) -> tuple:
         return self._owners[bisect.bisect_right(self._bases, r) - 1]
 
-    def _dfa(self, dfa) -> tuple:
+    def _dfa(self, dfa, content: StringContent | None = None) -> tuple:
         """(the DFA's tables, their first row in `lex` (-1: built by rows), and its own rows or None): for a DFA
         that shares another's table, (its states, their rows in `lex`, {state: row}) where its rows differ
-        (`overrides`: moves refused)."""
+        (`overrides`: moves refused). content: its StringContent where the caller has made it (tables_ahead)."""
         found = self._dfas.get(id(dfa))
         if found is not None:
             return found
@@ -704,7 +704,8 @@ class StringRows:
             found = self._dfas[id(dfa)] = (content, first, own)
             self._kept.append(dfa)  # its id stays its own
             return found
-        content = string_content(dfa, self.boundaries, self._depth(), self._unicode_escapes)
+        if content is None:
+            content = string_content(dfa, self.boundaries, self._depth(), self._unicode_escapes)
         if content.whole:
             first = self._stack(content.lex, content.run, content.total)
             if content.loops is not None:  # (rows there start with none: a grown array's fill)
@@ -720,11 +721,7 @@ class StringRows:
         first = self._lex_used
         self._lex_used += len(lex)
         if self._lex_used > len(self.lex):
-            size = max(self._lex_used, 2 * len(self.lex))
-            self.lex = _grown(self.lex, size, -1)
-            self.run = _grown(self.run, size, 0)
-            self.total = _grown(self.total, size, False)
-            self.loops = _grown(self.loops, size, 0)
+            self._grow_lex(max(self._lex_used, 2 * len(self.lex)))
         self.lex[first:self._lex_used] = lex
         self.run[first:self._lex_used] = run
         self.total[first:self._lex_used] = total
@@ -732,23 +729,23 @@ class StringRows:
 
     def tables_ahead(self, dfas) -> None:
         """These DFAs' tables made and stacked now (`content`), the arrays grown once for all of them."""
-        rows = 0
+        made = []
         for dfa in dfas:
-            content = string_content(getattr(dfa, "shared", None) or dfa, self.boundaries, self._depth(),
-                                     self._unicode_escapes)
-            rows += content.n_rows if content.whole else 0
-        self._reserve_lex(rows)
-        for dfa in dfas:
+            table = getattr(dfa, "shared", None) or dfa
+            made.append((table, string_content(table, self.boundaries, self._depth(), self._unicode_escapes)))
+        size = self._lex_used + sum(content.n_rows for _, content in made if content.whole)
+        if size > len(self.lex):
+            self._grow_lex(size)
+        for dfa, (table, content) in zip(dfas, made):  # (a content too big to be whole is not kept on its DFA:
+            self._dfa(table, content)                    # this one, not a second, is registered)
             self.content(dfa)
 
-    def _reserve_lex(self, n: int) -> None:
-        """Room for n more lex rows, made at once."""
-        size = self._lex_used + n
-        if size > len(self.lex):
-            self.lex = _grown(self.lex, size, -1)
-            self.run = _grown(self.run, size, 0)
-            self.total = _grown(self.total, size, False)
-            self.loops = _grown(self.loops, size, 0)
+    def _grow_lex(self, size: int) -> None:
+        """`lex` and the arrays beside it, `size` rows long."""
+        self.lex = _grown(self.lex, size, -1)
+        self.run = _grown(self.run, size, 0)
+        self.total = _grown(self.total, size, False)
+        self.loops = _grown(self.loops, size, 0)
 
     def _reserve_rows(self, n: int) -> None:
         if n <= len(self.lex_row):

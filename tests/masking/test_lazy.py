@@ -564,6 +564,27 @@ def test_tables_made_ahead_give_the_same_masks(vocab, name):
     assert_masks_as_token_walk(trie, plain, checker, vocab, value, seed=2)
 
 
+def test_a_table_too_big_to_make_whole_is_registered_ahead_to_be_built_by_rows(vocab):
+    """A checked string whose DFA's table is too big to make whole (maxLength 5,000: one state per length) is
+    registered by tables_ahead as built by rows (no row stacked ahead), beside a key whose table another's shares;
+    the masks are LazyDense's."""
+    require_llama3(vocab)
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    schema = {"type": "object", "properties": {"s": {"type": "string", "maxLength": 5000},
+                                               "m": SCHEMAS["property names"][0]}}
+    value = {"s": "a long text", "m": {"alpha": 1, "ab": "c"}}
+    checker = SchemaChecker(schema, "any", "lesson")
+    bounds = machine_boundaries(checker.special_chars())
+    trie, plain = TrieDense(checker, bounds, vocab), LazyDense(SchemaChecker(schema, "any", "lesson"), bounds, vocab)
+    dfas = checker.string_dfas()
+    trie.tables_ahead(dfas)
+    firsts = [trie._strings._dfas[id(dfa)][1] for dfa in dfas]
+    assert -1 in firsts and any(first >= 0 for first in firsts)  # (one built by rows, one stacked whole)
+    assert any(getattr(dfa, "shared", None) is not None for dfa in dfas)
+    assert_masks_as_token_walk(trie, plain, checker, vocab, value, seed=3)
+
+
 def test_the_lazy_strategy_makes_the_tables_when_it_compiles(vocab):
     """lazy_constraint makes string mode's tables of the checker's string_dfas at compile time, before any mask."""
     require_llama3(vocab)
