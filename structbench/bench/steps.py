@@ -8,7 +8,8 @@ one has its mask: read back by the machine's mask key, structbench.masking.share
 The state is named by the checker's innermost frame: its kind, its phase, and whether it has read whitespace
 (`ws`); a pattern's DFA state is `pattern`. Each group's steps, their share of all steps, how many fall below
 the TBM median and how many at or above it, their step times (p25 / p50 / p75), the mask's and the advance's
-medians, and their sum's share of all steps' time.
+medians, their sum's share of all steps' time, and how many of its built masks equal one built earlier in the same
+walk (`again`: states the mask key tells apart that no token does; what a finer key could share at most).
 
 Why: TBM's median is whichever group straddles it, and the fresh answer's time is the groups' sums; a change aimed
 at either is judged by this table first, then by an A/B run (structbench.bench.ab) of the whole cold walk.
@@ -52,26 +53,32 @@ def walk_steps(constraint, ids, vocab) -> list[dict]:
     or an advance refuses the walk's token: the end token's mask refuses it where the walk may not end there."""
     from structbench.bench.walk import timed_walk
 
-    work, seen = constraint.work, []
+    work, seen, states = constraint.work, [], []
 
     def before_mask(step, state):  # (only a mask counts a mask made: an advance builds none)
         seen.append(((work.masks_shared, work.masks_built), state_name(constraint, state)))
+        states.append(state)
 
     walk = timed_walk(constraint, ids, vocab, before_mask)
     if walk.refused_at is not None:
         raise TokenRejected(f"the walk's token at step {walk.refused_at} is refused")
     after = [c for c, _ in seen[1:]] + [(work.masks_shared, work.masks_built)]  # each mask's counts once made
-    rows = []
+    rows, built_masks = [], set()
     for step, (((shared, built), name), (shared_after, built_after), mask_us) in enumerate(
             zip(seen, after, walk.mask_us)):
         how = "shared" if shared_after > shared else "built" if built_after > built else "cached"
         advance_us = walk.advance_us[step] if step < len(walk.advance_us) else 0.0  # (the end token has none)
+        again = False
+        if how == "built":  # (after the walk, untimed: the mask is a table read now)
+            bits = constraint.mask_bits(states[step]).tobytes()
+            again = bits in built_masks
+            built_masks.add(bits)
         rows.append({"step": step, "mask_us": mask_us, "advance_us": advance_us, "how": how,
-                     "kind": name[0], "phase": name[1], "ws": name[2]})
+                     "kind": name[0], "phase": name[1], "ws": name[2], "built_again": again})
     return rows
 
 
-COLUMNS = ["schema_file", "step", "mask_us", "advance_us", "how", "kind", "phase", "ws"]
+COLUMNS = ["schema_file", "step", "mask_us", "advance_us", "how", "kind", "phase", "ws", "built_again"]
 
 
 def corpus_steps(files: list[Path], strategy: str, vocab, timeout_s: float = 10.0, progress=None,
@@ -146,8 +153,9 @@ def schema_steps(path: Path, strategy: str, vocab, timeout_s: float,
 
 def breakdown(steps: pd.DataFrame) -> tuple[pd.DataFrame, float]:
     """Per group (how, kind, phase, ws), largest first: steps, their share, how many fall below the TBM median
-    (`below_p50`) and at or above it (`from_p50`), step p25 / p50 / p75 (µs), mask and advance p50 (µs), and the
-    group's share of all steps' time; and the TBM median (µs)."""
+    (`below_p50`) and at or above it (`from_p50`), step p25 / p50 / p75 (µs), mask and advance p50 (µs), the
+    group's share of all steps' time, and its masks built again (`built_again`: equal to a mask built earlier in the
+    same walk) with their steps' share of all steps' time; and the TBM median (µs)."""
     total = steps["mask_us"] + steps["advance_us"]
     median = float(np.median(total)) if len(steps) else float("nan")
     frame = steps.assign(step_us=total, below=total < median)
@@ -157,6 +165,8 @@ def breakdown(steps: pd.DataFrame) -> tuple[pd.DataFrame, float]:
         out.append({"how": key[0], "kind": key[1], "phase": key[2], "ws": key[3], "steps": len(group),
                     "share": len(group) / len(frame), "below_p50": int(group["below"].sum()),
                     "from_p50": int((~group["below"]).sum()), "p25_us": q[0], "p50_us": q[1], "p75_us": q[2],
+                    "built_again": int(group["built_again"].sum()),
+                    "again_time_share": float(group["step_us"][group["built_again"]].sum() / total.sum()),
                     "mask_p50_us": float(group["mask_us"].median()),
                     "advance_p50_us": float(group["advance_us"].median()),
                     "time_share": float(group["step_us"].sum() / total.sum())})
@@ -177,13 +187,20 @@ def report(table: pd.DataFrame, median: float, outcomes: dict, how: str, rows: i
         lines.append("by how the mask was found: " + ", ".join(
             f"{name} {int(totals.loc[name, 'steps'])} steps, {100 * totals.loc[name, 'time_share']:.0f}% of the time"
             for name in OUTCOMES if name in totals.index))
+        built = table[table["how"] == "built"]
+        if len(built):
+            lines.append(f"built again: {int(built['built_again'].sum())} of {int(built['steps'].sum())} built masks "
+                         f"({100 * built['built_again'].sum() / built['steps'].sum():.0f}%, "
+                         f"{100 * built['again_time_share'].sum() / built['time_share'].sum():.0f}% of their steps' "
+                         f"time) equal a mask built earlier in the same walk: what a finer mask key could share at "
+                         f"most")
         shown = table.head(rows).copy()
         shown["state"] = (shown["kind"] + " " + shown["phase"]).str.strip() + np.where(shown["ws"], " +ws", "")
         shown["share"] = (100 * shown["share"]).round(1)
         shown["time_share"] = (100 * shown["time_share"]).round(1)
         columns = ["how", "state", "steps", "share", "below_p50", "from_p50", "p25_us", "p50_us", "p75_us",
-                   "mask_p50_us", "advance_p50_us", "time_share"]
-        lines.append(shown[columns].rename(columns={"share": "share_%", "time_share": "time_%"})
+                   "mask_p50_us", "advance_p50_us", "time_share", "built_again"]
+        lines.append(shown[columns].rename(columns={"share": "share_%", "time_share": "time_%", "built_again": "again"})
                      .to_string(index=False, float_format=lambda v: f"{v:.1f}"))
         if len(table) > rows:
             lines.append(f"({len(table) - rows} smaller groups not shown)")

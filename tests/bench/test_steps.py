@@ -10,6 +10,7 @@ import pytest
 from structbench.bench import steps
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
+from structbench.bench.walk import timed_walk
 from structbench.errors import SettingsError, TokenRejected
 from structbench.lm.vocab import toy_vocabulary
 
@@ -47,6 +48,27 @@ def test_each_step_is_told_by_how_its_mask_was_found():
     again = steps.walk_steps(constraint, ids, vocab)  # warm: every mask is a table read
     assert {r["how"] for r in again} == {"cached"}
     assert [(r["kind"], r["phase"], r["ws"]) for r in again] == [(r["kind"], r["phase"], r["ws"]) for r in rows]
+
+
+def test_a_built_mask_equal_to_one_built_earlier_in_the_walk_is_told():
+    """built_again: a built mask whose bits a mask built earlier in the same walk has (states the mask key tells
+    apart that no token does), checked against each built state's mask looked up again on a second constraint."""
+    vocab = toy_vocabulary()
+    task = Task("two", "schema", {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}},
+                "{}")
+    ids = _ids(vocab, {"a": "x", "b": "y"})
+    rows = steps.walk_steps(compile_constraint(task, vocab, "lazy", "any", "lesson"), ids, vocab)
+    other, states = compile_constraint(task, vocab, "lazy", "any", "lesson"), []
+    timed_walk(other, ids, vocab, lambda step, state: states.append(state))
+    expected, earlier = [], []
+    for row, state in zip(rows, states):
+        bits = other.mask_bits(state).tobytes()
+        expected.append(row["how"] == "built" and bits in earlier)
+        if row["how"] == "built":
+            earlier.append(bits)
+    assert [row["built_again"] for row in rows] == expected and any(expected)  # (the key's end: as its start)
+    table, _ = steps.breakdown(pd.DataFrame(rows))
+    assert table["built_again"].sum() == sum(expected)
 
 
 def test_a_corpus_is_walked_cold_and_its_outcomes_counted(corpus):
@@ -91,7 +113,8 @@ def test_the_table_adds_up_to_the_steps_it_groups():
     n = 200
     rows = pd.DataFrame({"schema_file": "x", "step": np.arange(n), "mask_us": rng.exponential(10, n),
                          "advance_us": rng.exponential(3, n), "how": rng.choice(steps.OUTCOMES, n),
-                         "kind": rng.choice(["object", "string"], n), "phase": "", "ws": rng.random(n) < 0.2})
+                         "kind": rng.choice(["object", "string"], n), "phase": "", "ws": rng.random(n) < 0.2,
+                         "built_again": rng.random(n) < 0.3})
     table, median = steps.breakdown(rows)
     total = rows["mask_us"] + rows["advance_us"]
     assert median == pytest.approx(np.median(total))
@@ -104,6 +127,8 @@ def test_the_table_adds_up_to_the_steps_it_groups():
     assert row["p50_us"] == pytest.approx(np.median(total[group]))
     assert row["advance_p50_us"] == pytest.approx(np.median(rows.loc[group, "advance_us"]))
     assert row["time_share"] == pytest.approx(total[group].sum() / total.sum())
+    assert row["built_again"] == (group & rows["built_again"]).sum()
+    assert row["again_time_share"] == pytest.approx(total[group & rows["built_again"]].sum() / total.sum())
 
 
 def test_an_engine_is_refused_by_name(corpus):
@@ -117,7 +142,7 @@ def test_the_command_prints_the_table_and_keeps_the_rows(corpus, tmp_path, capsy
     printed = capsys.readouterr().out
     assert code == 0, printed
     assert printed.startswith("2 schemas walked (lazy on toy, a cold start before each); 1 no_instance, 1 unsupported")
-    assert "TBM p50" in printed and "object key" in printed
+    assert "TBM p50" in printed and "object key" in printed and "built again: " in printed
     assert len(pd.read_parquet(out)) == int(printed.splitlines()[1].split()[0])
     assert steps.main(["--corpus", str(corpus), "--strategy", "xgrammar", "--vocab", "toy"]) == 2
     assert "not 'xgrammar'" in capsys.readouterr().err
