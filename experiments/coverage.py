@@ -6,8 +6,9 @@ message) and the compile milliseconds. Per test instance (serialised in the whit
 object keys in the schema's property order where the schema names them, whole floats as integers,
 spelled by the vocabulary's own tokenizer): whether the constraint accepts it (every token allowed, then the end), against the
 referee's verdict (jsonschema, Draft 2020-12, the formats in structbench.jsonschema.keywords.REFEREE_FORMATS asserted):
-`valid_accepted`, `valid_rejected`, `invalid_accepted` (the soundness failure), `invalid_rejected`.
-For the first accepted instances of a schema (`mask_walks`) the masks of its first `mask_steps` steps
+`valid_accepted`, `valid_rejected`, `invalid_accepted` (the soundness failure), `invalid_rejected`. Accepted by
+`tabled`: its checker reads the instance's characters; by `lazy`: its own masks allow each token, then the end
+token; by an engine: its matcher. For the first accepted instances of a schema (`mask_walks`) the masks of its first `mask_steps` steps
 are timed (µs; ours are built lazily, state by state, so these include building them).
 
 One trial = one strategy over one shard of the corpus: `subset` (a file-name prefix, or "all") and a
@@ -210,12 +211,63 @@ class _EngineWalker:
         return out
 
 
+class _MaskWalker:
+    """The lazy strategy: acceptance by its own masks, built cold as an answer meets them (each token allowed by the
+    mask at its state, then the end token by the last one), so every test instance judges its masks against the
+    referee, not the checker they are built from; masks timed on a second constraint, cold as the first."""
+
+    def __init__(self, strategy: str, schema, vocab, whitespace: str):
+        from structbench.bench.tasks import Task
+
+        self.task, self.strategy, self.vocab, self.whitespace = Task("coverage", "schema", schema, "{}"), strategy, \
+            vocab, whitespace
+        self.constraint = self._compiled()
+
+    def _compiled(self):
+        from structbench.bench.strategies import compile_constraint
+
+        return compile_constraint(self.task, self.vocab, self.strategy, "any", self.whitespace)
+
+    def accepts(self, ids) -> bool:
+        constraint, state = self.constraint, self.constraint.start()
+        for tid in list(ids) + [self.vocab.eos_id]:
+            if not _allowed(constraint.mask_bits(state), tid):
+                return False
+            if tid != self.vocab.eos_id:
+                state = constraint.advance(state, tid)
+        return True
+
+    def mask_times(self, ids) -> list[float]:
+        constraint = self._compiled()  # (the accepting walk built these masks: timed cold, on a new one)
+        out, state = [], constraint.start()
+        for tid in list(ids):
+            t = time.perf_counter_ns()
+            bits = constraint.mask_bits(state)
+            out.append((time.perf_counter_ns() - t) / 1000.0)
+            if not _allowed(bits, tid):
+                raise AssertionError("a mask refused a token an equal mask allowed before")
+            if tid != self.vocab.eos_id:
+                state = constraint.advance(state, tid)
+        return out
+
+
+def _allowed(bits, tid: int) -> bool:
+    """Token tid's bit in a mask's int32 words (structbench.masking.bitmask's layout)."""
+    return bool((int(bits[tid >> 5]) >> (tid & 31)) & 1)
+
+
+# The strategies this experiment runs: ours (tabled: acceptance by the checker; lazy: by its masks) and the engines.
+OURS = ("tabled", "lazy")
+
+
 def build_walker(strategy: str, schema, vocab, whitespace: str):
     if strategy == "tabled":
         return _OurWalker(schema, vocab, whitespace)
+    if strategy == "lazy":
+        return _MaskWalker(strategy, schema, vocab, whitespace)
     if strategy in ENGINES:
         return _EngineWalker(strategy, schema, vocab, whitespace)
-    raise SettingsError(f"the coverage experiment runs strategy tabled or an engine, not {strategy!r}")
+    raise SettingsError(f"the coverage experiment runs strategy tabled, lazy or an engine, not {strategy!r}")
 
 
 def classify_error(e: Exception) -> tuple[str, str]:
@@ -358,8 +410,8 @@ def check_settings(settings) -> dict:
     """The coverage keys (conf/sweep/coverage.yaml), checked before any corpus file is read: a SettingsError naming
     the key, and nothing stored. Returns them checked, defaults filled in, with the trial's `files`."""
     strategy = settings.strategy.name
-    if strategy != "tabled" and strategy not in ENGINES:
-        raise SettingsError(f"the coverage experiment runs strategy tabled or an engine "
+    if strategy not in OURS and strategy not in ENGINES:
+        raise SettingsError(f"the coverage experiment runs strategy tabled, lazy or an engine "
                             f"({', '.join(sorted(ENGINES))}), not {strategy!r}")
     return check_corpus_settings(settings, lambda: {"mask_walks": _integer(settings, "mask_walks", 1, 0),
                                                     "mask_steps": _integer(settings, "mask_steps", 64, 1)})

@@ -71,7 +71,7 @@ def _coverage_args(corpus, *more):
     (["mask_walks=-1"], "mask_walks must be an integer >= 0, got -1"),
     (["mask_walks=1.5"], "mask_walks must be an integer >= 0, got 1.5"),
     (["mask_steps=0"], "mask_steps must be an integer >= 1, got 0"),
-    (["strategy=naive"], "the coverage experiment runs strategy tabled or an engine"),
+    (["strategy=naive"], "the coverage experiment runs strategy tabled, lazy or an engine"),
 ])
 def test_a_bad_coverage_setting_is_refused_naming_it(compose, corpus, args, said):
     settings = Settings.from_dict(settings_of(compose(["+sweep=coverage", "vocab=toy", f"corpus_dir={corpus}",

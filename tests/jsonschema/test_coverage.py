@@ -154,6 +154,39 @@ def test_coverage_experiment_outcomes_and_one_bad_file_never_stops(tmp_path):
     assert len(corpus_files(tmp_path, sample=2)) == 2 and corpus_files(tmp_path, sample=2) == corpus_files(tmp_path, sample=2)
 
 
+def test_lazy_coverage_judges_its_own_masks_against_the_referee(tmp_path, monkeypatch):
+    """Under lazy an instance is accepted only where each of its tokens, then the end token, is in the mask at its
+    state: the verdicts are tabled's (the checker's) where the masks are right, and a mask that allows too much is
+    caught as an invalid instance accepted."""
+    from structbench.experiments import coverage
+
+    from structbench.lm.vocab import toy_vocabulary
+
+    good = {"schema": {"type": "object", "properties": {"age": {"type": "integer"}, "pets": {"type": "array",
+                       "items": {"enum": ["cat", "dog"]}}}, "required": ["age"], "additionalProperties": False},
+            "tests": [{"data": {"age": 42, "pets": ["cat"]}, "valid": True}, {"data": {"age": "x"}, "valid": False},
+                      {"data": {"age": 4, "pets": ["cow"]}, "valid": False}, {"data": {"pets": []}, "valid": False}]}
+    _write(tmp_path, "Toy---good.json", json.dumps(good))
+    vocab = toy_vocabulary()
+    path = tmp_path / "Toy---good.json"
+    tabled = coverage.schema_rows(path, "tabled", vocab, "lesson", 5, 1)
+    lazy = coverage.schema_rows(path, "lazy", vocab, "lesson", 5, 1)
+    assert [r["category"] for r in lazy] == [r["category"] for r in tabled] == [
+        "valid_accepted", "invalid_rejected", "invalid_rejected", "invalid_rejected"]
+    assert lazy[0]["mask_us"] and len(lazy[0]["mask_us"]) == lazy[0]["n_tokens"]  # timed on a cold constraint
+    # An answer stopped short: every token allowed, but not the end; a mask that allowed the end there would be
+    # caught accepting it
+    short = vocab.encode('{"age": 4')
+    assert not coverage.build_walker("lazy", good["schema"], vocab, "lesson").accepts(short)
+    real = coverage._allowed
+    monkeypatch.setattr(coverage, "_allowed", lambda bits, tid: tid == vocab.eos_id or real(bits, tid))
+    assert coverage.build_walker("lazy", good["schema"], vocab, "lesson").accepts(short)
+    # A mask that allowed every token: the checker's advance refuses the wrong one, filed as the instance's error
+    monkeypatch.setattr(coverage, "_allowed", lambda bits, tid: True)
+    loose = coverage.schema_rows(path, "lazy", vocab, "lesson", 5, 0)
+    assert loose[1]["category"] == "error" and loose[1]["outcome_detail"].startswith("TokenRejected")
+
+
 def test_coverage_stops_on_a_strategy_it_does_not_run_instead_of_filing_it_as_an_outcome(tmp_path):
     from structbench.experiments.coverage import schema_rows
 
@@ -161,7 +194,7 @@ def test_coverage_stops_on_a_strategy_it_does_not_run_instead_of_filing_it_as_an
     from structbench.lm.vocab import toy_vocabulary
 
     _write(tmp_path, "Toy---good.json", json.dumps({"schema": {"type": "integer"}, "tests": [{"data": 3}]}))
-    with pytest.raises(SettingsError, match="runs strategy tabled or an engine, not 'naive'"):
+    with pytest.raises(SettingsError, match="runs strategy tabled, lazy or an engine, not 'naive'"):
         schema_rows(tmp_path / "Toy---good.json", "naive", toy_vocabulary(), "lesson", 5, 1)
 
 @pytest.mark.parametrize("whitespace", ["lesson", "compact", "flexible"])

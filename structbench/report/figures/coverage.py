@@ -42,7 +42,7 @@ def fig_coverage(df: pd.DataFrame) -> plt.Figure:
         xs = np.arange(len(subsets)) - 0.4 + width * (k + 0.5)
         n_schemas = schemas[schemas["strategy"] == s]["schema_file"].nunique()
         a.bar(xs, shares, width, color=STRATEGY_COLORS.get(s, INK),
-              label=f"{'ours (tabled)' if s == 'tabled' else s}: {n_schemas:,} schemas")
+              label=f"{f'ours ({s})' if s in ('tabled', 'lazy') else s}: {n_schemas:,} schemas")
         for x, share, n in zip(xs, shares, bad):
             if n:
                 a.text(x, (0 if np.isnan(share) else share) + 0.02, f"{n}✗", ha="center", fontsize=6.5, color=RED, rotation=90)
