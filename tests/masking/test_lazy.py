@@ -498,6 +498,22 @@ def test_escape_rows_are_the_checkers_steps(name, prefix):
         assert {dfa.state_of["a"], dfa.state_of["na"]} <= set(left)  # a"b's quote and naïve's ï may come escaped
 
 
+def test_lazy_coverage_verdicts_are_the_checkers_on_corpus_instances(vocab):
+    """The coverage experiment's verdicts under lazy (its masks allow each token, then the end) are tabled's (its
+    checker reads the characters) on every test instance, valid and invalid, of every 40th corpus schema."""
+    from structbench.experiments.coverage import schema_rows
+
+    if not CORPUS.is_dir() or vocab.name != "llama3":
+        pytest.skip("needs the MaskBench corpus ($STRUCTBENCH_DATA or ../shared/data) and Llama 3's vocabulary")
+    seen = set()
+    for path in sorted(CORPUS.glob("*.json"))[::40]:
+        tabled, lazy = (schema_rows(path, strategy, vocab, "lesson", 10, 0) for strategy in ("tabled", "lazy"))
+        assert [(r["instance"], r["outcome"], r.get("category")) for r in lazy] == \
+            [(r["instance"], r["outcome"], r.get("category")) for r in tabled], path.name
+        seen |= {r.get("category") for r in lazy}
+    assert {"valid_accepted", "invalid_rejected"} <= seen
+
+
 def test_corpus_walks_match(vocab):
     """Twenty corpus schemas from every subset: the lazy strategy's masks along the first instance it accepts
     are LazyDense's."""
