@@ -213,8 +213,12 @@ class _EngineWalker:
 
 class _MaskWalker:
     """The lazy strategy: acceptance by its own masks, built cold as an answer meets them (each token allowed by the
-    mask at its state, then the end token by the last one), so every test instance judges its masks against the
-    referee, not the checker they are built from; masks timed on a second constraint, cold as the first."""
+    mask at its state, then the end token by the last one), so every test instance judges its masks: one that
+    refuses a token of a valid instance is a valid instance rejected; one that allows the end too early, an invalid
+    one accepted; one that allows a token its checker refuses stops the walk at the advance (the checker's step),
+    the instance's error (TokenRejected). Masks are timed on a second constraint, its masks built anew (what the
+    first one's compile kept for later schemas serves it, as in the fresh sweep); that compile counts against the
+    timing's time limit."""
 
     def __init__(self, strategy: str, schema, vocab, whitespace: str):
         from structbench.bench.tasks import Task
@@ -240,14 +244,13 @@ class _MaskWalker:
     def mask_times(self, ids) -> list[float]:
         constraint = self._compiled()  # (the accepting walk built these masks: timed cold, on a new one)
         out, state = [], constraint.start()
-        for tid in list(ids):
+        for tid in list(ids):  # (the instance's tokens: no end token)
             t = time.perf_counter_ns()
             bits = constraint.mask_bits(state)
             out.append((time.perf_counter_ns() - t) / 1000.0)
             if not _allowed(bits, tid):
                 raise AssertionError("a mask refused a token an equal mask allowed before")
-            if tid != self.vocab.eos_id:
-                state = constraint.advance(state, tid)
+            state = constraint.advance(state, tid)
         return out
 
 

@@ -9,7 +9,8 @@ The state is named by the checker's innermost frame: its kind, its phase, and wh
 (`ws`); a pattern's DFA state is `pattern`. Each group's steps, their share of all steps, how many fall below
 the TBM median and how many at or above it, their step times (p25 / p50 / p75), the mask's and the advance's
 medians, their sum's share of all steps' time, and how many of its built masks equal one built earlier in the same
-walk (`again`: states the mask key tells apart that no token does; what a finer key could share at most).
+walk (`again`: states the mask key tells apart whose masks are equal; what a key that told fewer states apart
+could share at most).
 
 Why: TBM's median is whichever group straddles it, and the fresh answer's time is the groups' sums; a change aimed
 at either is judged by this table first, then by an A/B run (structbench.bench.ab) of the whole cold walk.
@@ -156,6 +157,8 @@ def breakdown(steps: pd.DataFrame) -> tuple[pd.DataFrame, float]:
     (`below_p50`) and at or above it (`from_p50`), step p25 / p50 / p75 (µs), mask and advance p50 (µs), the
     group's share of all steps' time, and its masks built again (`built_again`: equal to a mask built earlier in the
     same walk) with their steps' share of all steps' time; and the TBM median (µs)."""
+    if "built_again" not in steps:  # (per-step rows kept by --out before the column was counted)
+        steps = steps.assign(built_again=False)
     total = steps["mask_us"] + steps["advance_us"]
     median = float(np.median(total)) if len(steps) else float("nan")
     frame = steps.assign(step_us=total, below=total < median)
@@ -192,8 +195,8 @@ def report(table: pd.DataFrame, median: float, outcomes: dict, how: str, rows: i
             lines.append(f"built again: {int(built['built_again'].sum())} of {int(built['steps'].sum())} built masks "
                          f"({100 * built['built_again'].sum() / built['steps'].sum():.0f}%, "
                          f"{100 * built['again_time_share'].sum() / built['time_share'].sum():.0f}% of their steps' "
-                         f"time) equal a mask built earlier in the same walk: what a finer mask key could share at "
-                         f"most")
+                         f"time) equal a mask built earlier in the same walk: what a mask key that told fewer states "
+                         f"apart could share at most")
         shown = table.head(rows).copy()
         shown["state"] = (shown["kind"] + " " + shown["phase"]).str.strip() + np.where(shown["ws"], " +ws", "")
         shown["share"] = (100 * shown["share"]).round(1)

@@ -729,15 +729,18 @@ class StringRows:
 
     def tables_ahead(self, dfas) -> None:
         """These DFAs' tables made and stacked now (`content`), the arrays grown once for all of them."""
-        made = []
+        made, seen = [], set()
         for dfa in dfas:
             table = getattr(dfa, "shared", None) or dfa
-            made.append((table, string_content(table, self.boundaries, self._depth(), self._unicode_escapes)))
-        size = self._lex_used + sum(content.n_rows for _, content in made if content.whole)
+            first = id(table) not in seen  # (key contexts share their base table: made and counted once)
+            seen.add(id(table))
+            made.append((table, string_content(table, self.boundaries, self._depth(), self._unicode_escapes)
+                         if first else None))
+        size = self._lex_used + sum(content.n_rows for _, content in made if content is not None and content.whole)
         if size > len(self.lex):
             self._grow_lex(size)
         for dfa, (table, content) in zip(dfas, made):  # (a content too big to be whole is not kept on its DFA:
-            self._dfa(table, content)                    # this one, not a second, is registered)
+            self._dfa(table, content)                    # this one is registered, not a second; None: done already)
             self.content(dfa)
 
     def _grow_lex(self, size: int) -> None:

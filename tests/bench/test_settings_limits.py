@@ -81,6 +81,13 @@ def test_a_bad_coverage_setting_is_refused_naming_it(compose, corpus, args, said
     assert said in str(raised.value)
 
 
+@pytest.mark.parametrize("strategy", ["tabled", "lazy", "llguidance"])
+def test_the_coverage_experiments_strategies_pass_its_settings_check(compose, corpus, strategy):
+    settings = Settings.from_dict(settings_of(compose(["+sweep=coverage", "vocab=toy", f"corpus_dir={corpus}",
+                                                       "subset=all", f"strategy={strategy}"])))
+    assert coverage.check_settings(settings)["files"]
+
+
 def test_a_missing_corpus_and_an_unknown_subset_name_what_there_is(compose, tmp_path, corpus):
     (tmp_path / "file.json").write_text("{}")
     for where in (tmp_path / "nothing", tmp_path / "file.json"):

@@ -580,7 +580,7 @@ def test_tables_made_ahead_give_the_same_masks(vocab, name):
     assert_masks_as_token_walk(trie, plain, checker, vocab, value, seed=2)
 
 
-def test_a_table_too_big_to_make_whole_is_registered_ahead_to_be_built_by_rows(vocab):
+def test_a_table_too_big_to_make_whole_is_registered_ahead_to_be_built_by_rows(vocab, monkeypatch):
     """A checked string whose DFA's table is too big to make whole (maxLength 5,000: one state per length) is
     registered by tables_ahead as built by rows (no row stacked ahead), beside a key whose table another's shares;
     the masks are LazyDense's."""
@@ -594,7 +594,11 @@ def test_a_table_too_big_to_make_whole_is_registered_ahead_to_be_built_by_rows(v
     bounds = machine_boundaries(checker.special_chars())
     trie, plain = TrieDense(checker, bounds, vocab), LazyDense(SchemaChecker(schema, "any", "lesson"), bounds, vocab)
     dfas = checker.string_dfas()
+    made = []  # (each DFA's tables made once: one too big to be whole is kept on no DFA, so it was made twice)
+    real = string_mode.StringContent
+    monkeypatch.setattr(string_mode, "StringContent", lambda dfa, *args: made.append(id(dfa)) or real(dfa, *args))
     trie.tables_ahead(dfas)
+    assert len(made) == len(set(made))
     firsts = [trie._strings._dfas[id(dfa)][1] for dfa in dfas]
     assert -1 in firsts and any(first >= 0 for first in firsts)  # (one built by rows, one stacked whole)
     assert any(getattr(dfa, "shared", None) is not None for dfa in dfas)
