@@ -44,6 +44,7 @@ from structbench.jsonschema.refs import follow_refs
 from structbench.limits import current as limits
 from structbench.limits import exceeded
 from structbench.masking import ENGINES
+from structbench.masking.bitmask import allows
 from structbench.report.summary import coverage_summary, same_schemas
 
 SEPARATORS = {"lesson": (", ", ": "), "compact": (",", ":")}
@@ -235,7 +236,7 @@ class _MaskWalker:
     def accepts(self, ids) -> bool:
         constraint, state = self.constraint, self.constraint.start()
         for tid in list(ids) + [self.vocab.eos_id]:
-            if not _allowed(constraint.mask_bits(state), tid):
+            if not allows(constraint.mask_bits(state), tid):
                 return False
             if tid != self.vocab.eos_id:
                 state = constraint.advance(state, tid)
@@ -248,15 +249,10 @@ class _MaskWalker:
             t = time.perf_counter_ns()
             bits = constraint.mask_bits(state)
             out.append((time.perf_counter_ns() - t) / 1000.0)
-            if not _allowed(bits, tid):
+            if not allows(bits, tid):
                 raise AssertionError("a mask refused a token an equal mask allowed before")
             state = constraint.advance(state, tid)
         return out
-
-
-def _allowed(bits, tid: int) -> bool:
-    """Token tid's bit in a mask's int32 words (structbench.masking.bitmask's layout)."""
-    return bool((int(bits[tid >> 5]) >> (tid & 31)) & 1)
 
 
 # The strategies this experiment runs: ours (tabled: acceptance by the checker; lazy: by its masks) and the engines.

@@ -152,3 +152,6 @@ def test_mask_bits_layout(vocab):
     assert words.dtype == np.int32 and len(words) == (len(vocab) + 31) // 32
     assert words[0] == np.int32(-2147483647) and words[1] == 1  # bits 0 and 31; bit 0 of word 1
     assert (unpack_bits(words, len(vocab)) == mask).all()
+    from structbench.masking.bitmask import allows
+
+    assert [t for t in range(len(vocab)) if allows(words, t)] == [0, 31, 32, len(vocab) - 1]  # the bit (sign bit too)

@@ -19,3 +19,8 @@ def pack_bits(mask: np.ndarray) -> np.ndarray:
 def unpack_bits(words: np.ndarray, size: int) -> np.ndarray:
     """int32 words -> the boolean mask over `size` tokens."""
     return np.unpackbits(np.asarray(words, dtype="<i4").view(np.uint8), axis=-1, bitorder="little")[..., :size].astype(bool)
+
+
+def allows(words: np.ndarray, token: int) -> bool:
+    """Whether the int32 words allow `token` (its bit alone, without unpacking the mask)."""
+    return bool((int(words[token >> 5]) >> (token & 31)) & 1)

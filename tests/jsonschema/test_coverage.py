@@ -182,11 +182,11 @@ def test_lazy_coverage_judges_its_own_masks_against_the_referee(tmp_path, monkey
     # caught accepting it
     short = vocab.encode('{"age": 4')
     assert not coverage.build_walker("lazy", good["schema"], vocab, "lesson").accepts(short)
-    real = coverage._allowed
-    monkeypatch.setattr(coverage, "_allowed", lambda bits, tid: tid == vocab.eos_id or real(bits, tid))
+    real = coverage.allows
+    monkeypatch.setattr(coverage, "allows", lambda bits, tid: tid == vocab.eos_id or real(bits, tid))
     assert coverage.build_walker("lazy", good["schema"], vocab, "lesson").accepts(short)
     # A mask that allowed every token: the checker's advance refuses the wrong one, filed as the instance's error
-    monkeypatch.setattr(coverage, "_allowed", lambda bits, tid: True)
+    monkeypatch.setattr(coverage, "allows", lambda bits, tid: True)
     loose = coverage.schema_rows(path, "lazy", vocab, "lesson", 5, 0)
     assert loose[1]["category"] == "error" and loose[1]["outcome_detail"].startswith("TokenRejected")
 
