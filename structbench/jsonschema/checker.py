@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from structbench.errors import UnsupportedSchema
 from structbench.jsonschema.compiler import compile_schema
+from structbench.jsonschema.container_reach import closes_and_reads_on, container_config, never_cut
 from structbench.jsonschema.frames import (
     AFTER_COMMA,
     AFTER_VALUE,
@@ -76,6 +77,7 @@ _MAY_CLOSE = frozenset({OPEN, AFTER_VALUE})  # } or ]
 _SEEN_UNREAD = frozenset({COLON, VALUE, AFTER_VALUE})  # an object's phases whose used keys only a comma reaches
 _MEMBER_NEXT = frozenset({KEY, AFTER_COMMA})  # an object's phases that no token leaves below it (mask_key)
 _TOP_ALONE = "top alone"  # mask_key's mark of a key that is the top frame's alone
+_BELOW_UNREAD = "below unread"  # mask_key's mark of a key that leaves out the frames below the innermost container
 _KEY_AS_READ = "key as read"  # mask_key's text of a key, or of an object after its comma, read by `_names_as_read`
 # A value kind's first characters (kinds as nodes list them: the literals by word).
 _KIND_STARTS = {"object": "{", "array": "[", "string": '"', "number": "-0123456789", "true": "t", "false": "f",
@@ -151,7 +153,8 @@ class SchemaChecker(ObjectKeys):
         self._reads_by_reach: dict = {}
         self._tail_reads: dict = {}  # (object node, may a key come, comma tails) -> how far the tails are read
         self._name_entries_kept: dict = {}  # (node id, key text, closable, parts) -> _name_entries
-        # id of a TokenReach -> (it, {frame: the number of its part of mask_key}, {part: its number})
+        # id of a TokenReach -> (it, {frame: the number of its part of mask_key}, {part: its number}, {a container's
+        # config: whether a token closes it and reads on (_first_read)}, the tops where none is cut (never_cut))
         self._mask_frames: dict = {}
         self._closed_names: dict = {}  # (node id, closings) -> {key text: the names a token can finish} (mask_key)
         self._names_beyond_bmp: dict = {}  # node id -> has a property name past U+FFFF (mask_key)
@@ -509,12 +512,14 @@ class SchemaChecker(ObjectKeys):
         * in a key that other keys may be (`_key_as_read`): only at the key's closing quote, where a used
           property name is refused, and `reach.closings` are all the keys' ends a token can write;
         and in a key or after an object's comma, the frames below the object are left out where no token can
-        close it from there (`reach.member_pops`).
+        close it from there (`reach.member_pops`); elsewhere, the frames below the innermost object or array where
+        no token can close it and read on (`_first_read`).
         Each frame's part is numbered (equal parts, one number): the key is a tuple of small numbers, which the
         masks' table hashes at once, not the parts' nested tuples again at every state."""
         kept = self._mask_frames.get(id(reach))
         if kept is None or kept[0] is not reach:
-            kept = self._mask_frames[id(reach)] = (reach, {}, {})
+            kept = self._mask_frames[id(reach)] = (reach, {}, {}, {},
+                                                   never_cut(self.whitespace, reach.closes_read_on))
         frames, parts = kept[1], kept[2]  # frame -> its part's number (stacks share most of their frames)
         top = stack[-1]
         # In a key, or after a comma before one, no token reaches below the object (it would have to close it,
@@ -526,13 +531,29 @@ class SchemaChecker(ObjectKeys):
             if got is None:
                 got = frames[top] = parts.setdefault(self._mask_frame(top, reach), len(parts))
             return _TOP_ALONE, got
-        out = []
-        for frame in stack:
+        # Below the innermost object or array, where no token closes it and reads on (container_reach): left out
+        first = 0 if (top.kind, top.phase) in kept[4] else self._first_read(stack, reach, kept[3])
+        out = [_BELOW_UNREAD] if first else []
+        for frame in stack[first:] if first else stack:
             got = frames.get(frame)
             if got is None:
                 got = frames[frame] = parts.setdefault(self._mask_frame(frame, reach), len(parts))
             out.append(got)
         return tuple(out)
+
+    def _first_read(self, stack: Stack, reach, kept: dict) -> int:
+        """The index of the lowest frame a token may read: the innermost container's where no token of the
+        vocabulary closes it and reads on (structbench.jsonschema.container_reach), else 0 (every frame). kept:
+        the answers per container's config, for this reach."""
+        found = container_config(stack)
+        if found is None:
+            return 0
+        c, config = found
+        read_on = kept.get(config)
+        if read_on is None:
+            read_on = kept[config] = closes_and_reads_on(self.whitespace, config, reach.close_texts,
+                                                         reach.closes_read_on)
+        return 0 if read_on else c
 
     def _mask_frame(self, frame: Frame, reach) -> Frame:
         if frame.kind == OBJECT:

@@ -27,13 +27,19 @@ The fourth is whether an object may close, read from its key or after its comma:
 bracket from there only after a quote, a colon and a value (`TokenReach.member_pops`), so a key before the last
 required key is written and one after it share a mask (the checker's `_closing_unread`; 2% fewer masks built over
 434 corpus schemas, 4% of their time).
+
+The fifth is everything below the innermost object or array where no token can close it and read on
+(structbench.jsonschema.container_reach: asked of a checker of any JSON value, for the tokens with a closing
+bracket before their last character, `TokenReach.close_texts`). On Llama 3 under the lesson's whitespace, an
+object's value after its colon is such a place (` ""},\n` closes the object and reads `,\n`, which no parent
+reads), as are an array after its comma and a literal's letters: JSON mode's values at every depth share one mask.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from structbench.lm.vocab import Vocabulary
@@ -42,6 +48,7 @@ _AFTER_COMMA_QUOTE = re.compile(r',[ \t\n\r]*"')  # a comma, JSON whitespace, a 
 _MEMBER_POPS = re.compile(r'"[\s\S]*:[\s\S]*[}\]]')  # a quote, later a colon, later a closing bracket
 _KEY_VALUE = re.compile(r'"[\s\S]*?:')  # a quote, later a colon: a key's end, then its value
 _VALUE_END = re.compile(r'[,}\]]')  # where the value after it may end, and its object read on
+_CLOSE_READ_ON = re.compile(r'[}\]][\s\S]')  # a closing bracket with a character after it
 _OPENING_QUOTE = re.compile(r'[ \t\n\r]*"')  # JSON whitespace and a quote, at a token's start: a key opened
 # An escape unfinished at a text's end: after escaped backslashes (kept), a backslash, then `u` and up to three hex
 # digits, or not (dropped)
@@ -115,7 +122,10 @@ class TokenReach:
     from each comma or closing bracket after those, the distinct ones sorted: every text a token that closes a
     key can read after the key's value (Llama 3: `,\\n` and `,"`, of `":"",\\n` and `":"","`).
     opening_texts: the keys the openings write and do not close, decoded as front_texts are (Llama 3: "", "#",
-    "%", ")", "+", ",", ";")."""
+    "%", ")", "+", ",", ";").
+    close_texts: the tokens with a closing bracket (`}` or `]`) before their last character: only these can close
+    an object or array and read on (structbench.jsonschema.container_reach; Llama 3: 972).
+    closes_read_on: container_reach's answers for this vocabulary, kept by whitespace policy and container."""
 
     openings: tuple[str, ...]
     closings: frozenset[str]
@@ -125,6 +135,8 @@ class TokenReach:
     front_texts: KeyTexts = KeyTexts()
     value_tails: tuple[str, ...] = ()
     opening_texts: KeyTexts = KeyTexts()
+    close_texts: tuple[str, ...] = ()
+    closes_read_on: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 def token_reach(vocab: Vocabulary) -> TokenReach:
@@ -139,8 +151,10 @@ def token_reach(vocab: Vocabulary) -> TokenReach:
         tails = tuple(sorted({text[m.start():] for text in texts if (after := _KEY_VALUE.search(text))
                               for m in _VALUE_END.finditer(text, after.end())}))
         opened = _fronts(text[1:] for text in openings)[1]  # (after each opening's comma: a token opening a key)
+        close_texts = tuple(sorted({text for text in texts if _CLOSE_READ_ON.search(text)}))
         found = vocab.__dict__["_token_reach"] = TokenReach(openings, frozenset(closings), _opening_keys(openings),
-                                                            pops, front_keys, front_texts, tails, opened)
+                                                            pops, front_keys, front_texts, tails, opened,
+                                                            close_texts)
     return found
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from structbench.errors import LimitExceeded, TokenRejected, TooManyStates
+from structbench.jsonschema.container_reach import learn as learn_container_reach
 from structbench.jsonschema.free_text import free_escapes
 from structbench.limits import Fuel
 from structbench.limits import current as limits
@@ -876,12 +877,14 @@ def vocab_codes(vocab: Vocabulary) -> VocabCodes:
 
 def index_vocabulary(vocab: Vocabulary) -> None:
     """The per-vocabulary setup every schema shares: the character codes, the prefix tree, the texts tokens hold
-    around a key (shared_masks.token_reach) and after a `\\u` (token_index.unicode_escape_prefixes), free text's
+    around a key (shared_masks.token_reach, with which containers they close and read on: container_reach.learn)
+    and after a `\\u` (token_index.unicode_escape_prefixes), free text's
     escape DFA (free_text.free_escapes), and the index over
     the classes of a schema that names no non-ASCII character (the speed and fresh experiments do it untimed, as
     an engine's tokenizer setup)."""
     index = token_index(vocab_codes(vocab), machine_boundaries())
-    token_reach(vocab)
+    reach = token_reach(vocab)
+    learn_container_reach(reach.close_texts, reach.closes_read_on)  # where a mask key may leave frames out
     unicode_escape_prefixes(vocab)
     free_escapes()  # free text's escape as a DFA: the string syntax alone, the same for every schema
     if trie_walk.compiled():

@@ -219,8 +219,9 @@ def test_below_an_objects_key_only_a_token_that_closes_it_reaches():
     checker = SchemaChecker({"type": "object", "$defs": {"o": {"type": "object"}}, "properties": {
         "a": {"$ref": "#/$defs/o"}, "l": {"type": "array", "items": {"$ref": "#/$defs/o"}}}}, "any", "lesson")
     key = lambda text, reach: checker.mask_key(_after(checker, text), reach)  # noqa: E731
-    none = TokenReach(openings=(',"',), closings=frozenset({""}), member_pops=False)
-    some = TokenReach(openings=(',"',), closings=frozenset({""}), member_pops=True)
+    # (`},` and `1},` close an object and read on: frames below a value are read, container_reach)
+    none = TokenReach(openings=(',"',), closings=frozenset({""}), member_pops=False, close_texts=("1},", "},"))
+    some = TokenReach(openings=(',"',), closings=frozenset({""}), member_pops=True, close_texts=("1},", "},"))
     # One object node under a key and in an array, in its key and after its comma: alike but for what is below
     for inner in ('"b', '"b": 1, ', '"b": 1, "c'):
         assert _after(checker, '{"a": {' + inner)[-1] == _after(checker, '{"l": [{' + inner)[-1]
@@ -352,3 +353,116 @@ def test_a_wide_strict_object_keeps_its_key_frames_whole():
         assert checker._mask_frame(stack[-1], REACH) == stack[-1], text  # (mask_key numbers each frame's part)
     narrow = _after(checker, '{"f1": 1, "f2')  # (111 names continue it: read)
     assert checker._mask_frame(narrow[-1], REACH) != narrow[-1]
+
+
+# --- below the innermost container (structbench.jsonschema.container_reach) ------------------------------------
+
+
+def test_below_a_container_no_token_closes_and_reads_on_is_left_out():
+    """Frames below the innermost object or array are left out of the key where no token closes it and reads on
+    (close_texts: the tokens with a closing bracket before their last character): one that cannot close it from
+    there (`}x` after a colon, `1},` inside a string) or whose rest after the bracket no parent reads (`1}x`) tells
+    nothing; one that closes it and goes on as some parent reads (`1},`, `""}}`, `"},`) does."""
+    checker = SchemaChecker({}, "any", "lesson")
+    plain = TokenReach(openings=(',"',), closings=frozenset({""}), member_pops=False)
+    key = lambda text, reach: checker.mask_key(_after(checker, text), reach)  # noqa: E731
+    deep, shallow = '{"a": [{"b": {"c": ', '{"c": '
+    assert key(deep, plain) == key(shallow, plain)
+    assert key(deep + "1", plain) == key(shallow + "1", plain)  # a number's frames too
+    assert key(deep + '"x', plain) == key(shallow + '"x', plain)
+    # (texts, alike after the colon, alike inside a string value)
+    for texts, value_alike, string_alike in ((("}x",), True, True), (("1}x", "]]"), True, True),
+                                             (("1},",), False, True), (('"},',), True, False),
+                                             (('""}}',), False, True)):
+        reach = TokenReach(openings=plain.openings, closings=plain.closings, member_pops=False, close_texts=texts)
+        assert (key(deep, reach) == key(shallow, reach)) is value_alike, texts
+        assert (key(deep + '"x', reach) == key(shallow + '"x', reach)) is string_alike, texts
+    # Escapes, unions and a top-level value keep every frame
+    reach = TokenReach(openings=plain.openings, closings=plain.closings, member_pops=False)
+    assert key(deep + '"x\\', reach) != key(shallow + '"x\\', reach)
+    union = SchemaChecker({"type": "object", "$defs": {"o": {"type": "object", "properties": {"u": {"anyOf": [
+        {"type": "integer", "maximum": 100}, {"type": "integer", "minimum": 50}]}}}}, "properties": {
+        "a": {"$ref": "#/$defs/o"}, "l": {"type": "array", "items": {"$ref": "#/$defs/o"}}}}, "any", "lesson")
+    key = lambda text: union.mask_key(_after(union, text), reach)  # noqa: E731
+    assert key('{"a": {"u": ') == key('{"l": [{"u": ')  # one object node, below a key and in an array
+    assert _after(union, '{"a": {"u": 7')[-1].kind == "union"  # both branches live: a union frame on top
+    assert key('{"a": {"u": 7') != key('{"l": [{"u": 7')
+    assert key('{"a": {"u": 7') == key('{"a": {"u": 8')  # (its frames as they are)
+    assert checker.mask_key(_after(checker, '"x'), reach)[0] != "below unread"  # a top-level value: no container
+
+
+def test_closes_and_reads_on_asks_a_twin_of_any_json_value():
+    """container_reach's question, per whitespace policy: after an object's colon, Llama 3's ` ""},\n` closes
+    the object and reads `,\n`, which no parent reads under the lesson's whitespace (one space after a comma) and
+    an object reads under flexible whitespace; from inside a string value `"},` reads on under both."""
+    from structbench.jsonschema.container_reach import closes_and_reads_on, container_config
+
+    texts = (' ""},\n', "}x")
+    for whitespace, after_colon in (("lesson", False), ("flexible", True)):
+        checker = SchemaChecker({}, "any", whitespace)
+        kept = {}
+        config = container_config(_after(checker, '{"a": {"b":'))
+        assert config[0] == 2
+        assert closes_and_reads_on(whitespace, config[1], texts, kept) is after_colon
+        string = container_config(_after(checker, '{"a": {"b": "x'))
+        assert closes_and_reads_on(whitespace, string[1], texts, kept) is False
+        assert closes_and_reads_on(whitespace, string[1], ('"},',), {}) is True
+        assert closes_and_reads_on(whitespace, string[1], ('"},',), kept) is False  # kept: one vocabulary's texts
+        assert {(whitespace, config[1]), (whitespace, string[1])} <= kept.keys()
+    checker = SchemaChecker({}, "any", "lesson")
+    assert container_config(_after(checker, '"x')) is None  # no container
+    assert container_config(_after(checker, '{"a": "x\\')) is None  # in an escape
+    assert container_config(_after(checker, '{"a": {"b')) is None  # a key: member_pops' rule
+
+
+@pytest.mark.parametrize("whitespace", ["lesson", "compact", "flexible"])
+def test_json_modes_values_at_every_depth_share_a_mask(vocab, whitespace):  # noqa: F811
+    """On Llama 3: JSON mode's states at different depths with one key have one mask (each walked on its own),
+    and an object's value, after its colon, at depth 2 and 3 have one key under the lesson's whitespace (the only
+    token that closes the object from there and reads on, ` ""},\n`, reads on as no parent does)."""
+    require_llama3(vocab)
+    checker = SchemaChecker({}, "any", whitespace)
+    dense = LazyDense(checker, machine_boundaries(checker.special_chars()), vocab)
+    separators = {"lesson": (", ", ": "), "compact": (",", ":"), "flexible": (", ", ": ")}[whitespace]
+    value = {"a": {"b": {"c": [1, {"d": "x"}], "e": None}, "f": [[2.5, True]]}, "g": {"h": "y"}}
+    states = reached_states(checker, dense, vocab, value, np.random.default_rng(11), branches=16,
+                            separators=separators)
+    reach, cut = token_reach(vocab), 0
+    for key, group in _groups(checker, dense, set(states), reach).items():
+        first, *rest = sorted(group)
+        for other in rest:
+            assert np.array_equal(dense.mask(first)[0], dense.mask(other)[0]), (dense.states[first],
+                                                                                dense.states[other])
+        cut += key[0] == "below unread" and len({len(dense.states[i]) for i in group}) > 1
+    if whitespace == "lesson":  # (which states are cut depends on the policy: each is checked sound above)
+        assert cut > 0  # some states at different depths share their key
+        one, two = (checker.mask_key(_after(checker, text), reach) for text in ('{"a":', '{"a": {"b":'))
+        assert one == two
+
+
+def test_container_reach_is_learnt_for_every_config_at_the_vocabularys_setup(vocab):  # noqa: F811
+    """learn answers every config container_config can make, under each policy (so no mask computes one), and
+    names the tops where none is cut: on Llama 3 a string's and a number's in a value, and an object after a value
+    (`},` reads on); an object's value after its colon is cut under the lesson's whitespace."""
+    require_llama3(vocab)
+    from structbench.jsonschema.container_reach import _all_configs, learn, never_cut
+    from structbench.jsonschema.frames import NUMBER, OBJECT, STRING, VALUE, Phase
+
+    reach = token_reach(vocab)
+    learn(reach.close_texts, reach.closes_read_on)  # (index_vocabulary has: nothing new)
+    for whitespace in ("lesson", "compact", "flexible"):
+        assert all((whitespace, config) in reach.closes_read_on for _, config in _all_configs())
+        never = never_cut(whitespace, reach.closes_read_on)
+        assert {(STRING, Phase.NONE), (NUMBER, Phase.NONE), (OBJECT, AFTER_VALUE)} <= never
+        assert ((OBJECT, VALUE) in never) is (whitespace == "flexible")
+    checker = SchemaChecker({}, "any", "lesson")
+    for text in ('{"a": [{"b": "x', '{"a": {"b": 1', '{"a": {"b": 1}', '{"a": [1, ', '{"a": {"b":', '{"a": {"b": t'):
+        stack = _after(checker, text)  # each config as container_config makes it is one learnt
+        assert ("lesson", container_config_of(stack)) in reach.closes_read_on, text
+
+
+def container_config_of(stack):
+    from structbench.jsonschema.container_reach import container_config
+
+    found = container_config(stack)
+    return None if found is None else found[1]
