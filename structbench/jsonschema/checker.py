@@ -409,7 +409,8 @@ class SchemaChecker(ObjectKeys):
 
     def string_content(self, stack: Stack):
         """(dfa, state) when the stack's top is a string (its content's DFA; a free string's is FreeString, one
-        state) or a key whose text is all its state (`key_trie`), and no escape is open: then a plain character
+        state) or a key whose text is all its state (`key_trie`; a key whose text is not kept, FreeString's, as
+        `_key_step` steps it as a free string), and no escape is open: then a plain character
         (neither the quote, the backslash nor a control character) moves that DFA alone and nothing else; the lazy
         strategy walks such characters compiled. Or a number (its DFA's NumberLexeme, which `ends_open`: the
         characters its DFA moves on move it alone; where it accepts, any other ends it, and `close_top` is the
@@ -424,9 +425,10 @@ class SchemaChecker(ObjectKeys):
                 return (self._free_string, 0) if top.at == 0 else None  # (a free string's frame stays at 0)
             return dfa, top.at
         if top.kind == OBJECT and top.phase == KEY:
-            trie = self.key_trie(top)
-            at = None if trie is None else trie.at(top)
-            return None if at is None else (trie, at)
+            found = self._key_content(top)
+            if found is None and self.key_trie(top) is None and self._key_text_free(top):
+                return self._free_string, 0  # a key whose text is not kept (JSON mode's): _key_step's free string
+            return found
         if top.kind == NUMBER:  # its DFA, which ends open: a character it does not move on is the parent's
             lexeme = number_lexeme(self.nodes[top.node].number_dfa)
             return None if lexeme is None else (lexeme, top.at)
@@ -435,6 +437,12 @@ class SchemaChecker(ObjectKeys):
         if top.kind == UNION:
             return self._union_content(top)
         return None
+
+    def _key_content(self, top: Frame):
+        """string_content of a key by its key_trie; None where it has none."""
+        trie = self.key_trie(top)
+        at = None if trie is None else trie.at(top)
+        return None if at is None else (trie, at)
 
     def _union_content(self, top: Frame):
         """string_content of a union whose every branch is in a string or a key at the same state of the same DFA
@@ -450,7 +458,7 @@ class SchemaChecker(ObjectKeys):
             kind = frame.kind
             if kind != STRING and not (kind == OBJECT and frame.phase == KEY):
                 return None
-            got = self.string_content(alt)
+            got = self.string_content(alt) if kind == STRING else None if frame.esc else self._key_content(frame)
             if got is None:
                 # A key of an object that tracks no names (any key, its text not kept): plain characters leave its
                 # frame as it is (_key_char), so it goes along with whatever the other branches read
@@ -500,7 +508,11 @@ class SchemaChecker(ObjectKeys):
             else:
                 alts = tuple(self.with_string_state(alt, at, dfa) for alt in top.alts)
             return stack if alts == top.alts else stack[:-1] + (top._replace(alts=alts),)
-        frame = (self.key_trie(top) if dfa is None else dfa).frame_at(top, at)
+        if dfa is None:
+            dfa = self.key_trie(top)
+            if dfa is None:  # (a key whose text is not kept: string_content's free string)
+                dfa = self._free_string
+        frame = dfa.frame_at(top, at)
         return stack if frame is top else stack[:-1] + (frame,)
 
     def mask_key(self, stack: Stack, reach) -> tuple:

@@ -98,6 +98,11 @@ class FreeString:
     def n_states(self) -> int:
         return 1 + n_escape_states()
 
+    def frame_at(self, top, d: int):
+        """A key's frame at state d, where the key's text is not kept (the checker's string_content): the frame
+        itself, which plain characters leave as it is (d is 0, the one content state)."""
+        return top
+
     def string_tables(self, codes: np.ndarray, close: int, escape: int, cap: int) -> tuple:
         """String mode's (lex, run, total) (structbench.masking.string_mode.StringContent): any run of plain
         characters is read at state 0; the quote closes; the backslash opens the escape's rows (or is `escape`,
