@@ -110,6 +110,10 @@ SCHEMAS = {
                                           "nota": {"type": "string", "maxLength": 4}}, "required": ["shape"]},
         {"type": "object", "additionalProperties": {"type": "integer"}}]}}},
         {"n": 1, "item": {"note": "a \"b\" \u00e9", "radi": 1, "rad": 2, "zz": None, "nota": "xy", "shape": "tri"}}),
+    # JSON mode: keys whose text is not kept, read in string mode as a free string (escapes, an empty key, a
+    # character past ASCII, an escaped control character and quote), at several depths and in arrays
+    "JSON mode, keys with escapes": ({}, {"a\nb": {"k\"ey": [1, {"\u00e9\u0001": "x", "": {}}], "q\\": None},
+                                          "plain": [{"x": True}]}),
     # Unions of checked strings with a free one, and of strict objects with a free one, in a key: every branch
     # promises plain_default (a checked DFA sends the characters past ASCII one way; a strict key refuses what no
     # name continues), so the union does; and a pattern whose non-ASCII ranges differ, which promises nothing.
@@ -652,6 +656,21 @@ def test_a_union_reads_in_string_mode_where_its_branches_agree(name, text, reads
         d = int(content.row(at)[int(np.searchsorted(bounds, ord(ch), side="right")) - 1])
         if 0 <= d < content.content_states:
             assert checker.with_string_state(stack, d, dfa) == checker.step(stack, ch), ch
+
+
+def test_a_key_whose_text_is_not_kept_reads_as_a_free_string():
+    """A key of an object that tracks no names (JSON mode's) is read in string mode by the free string's DFA, whose
+    one content state leaves its frame as it is, as the checker's step does; an object with names keeps its name
+    tree, and a key in an escape reads nothing."""
+    checker = SchemaChecker({}, "any", "lesson")
+    stack = checker.feed(checker.start(), '{"a": {"k')
+    assert checker.string_content(stack) == (FREE_STRING, 0)
+    assert checker.with_string_state(stack, 0) == stack == checker.step(stack, "x")
+    assert checker.with_string_state(stack, 0, FREE_STRING) == stack
+    assert checker.string_content(checker.feed(checker.start(), '{"a": {"k\\')) is None
+    named = SchemaChecker(SCHEMAS["free object"][0], "any", "lesson")
+    dfa, _ = named.string_content(named.feed(named.start(), '{"na'))
+    assert dfa is not FREE_STRING
 
 
 def walk_like_tabled(vocab, schema, value):
