@@ -557,6 +557,8 @@ class SchemaChecker(ObjectKeys):
         """The index of the lowest frame a token may read: the innermost container's where no token of the
         vocabulary closes it and reads on (structbench.jsonschema.container_reach), else 0 (every frame). kept:
         the answers per container's config, for this reach."""
+        if reach.close_texts is None:  # (not known: a reach made by hand)
+            return 0
         found = container_config(stack)
         if found is None:
             return 0

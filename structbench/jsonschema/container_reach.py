@@ -9,8 +9,9 @@ that a value ended, which refuses nothing (SchemaChecker._close). So a token tha
 character is accepted whatever lies below, one that does not close it never reads below, and only a token that
 closes it and has characters left can tell two stacks apart that differ below it. Whether such a token exists is
 asked of a checker of any JSON value under the same whitespace policy, with JSON's number syntax (the *twin*): it
-accepts every text the schema's checker accepts from the same kinds and phases, and more, so its answer "none" holds
-for the schema's checker too. The twin starts from the container's kind, phase and whitespace count, with the open
+accepts every text the schema's checker accepts from the same kinds and phases, and more (its whitespace runs under
+the flexible policy are unbounded, so that holds under any limit), so its answer "none" holds for the schema's
+checker too. The twin starts from the container's kind, phase and whitespace count, with the open
 leaf above it where there is one (a string outside an escape, a number at any state of the twin's number syntax, a
 literal at the same letter); only tokens with a `}` or `]` before their last character can close it and read on,
 and those are walked (`TokenReach.close_texts`). A token whose rest after the close no parent reads (the root
@@ -47,6 +48,9 @@ _OPENERS = {
 _LEAF_OPENERS = {STRING: '"', NUMBER: "1"}
 _STRING_LEAF, _NUMBER_LEAF = (STRING,), (NUMBER,)
 _NEVER, _BY_FIRST = "never cut", "texts by first character"  # kept's own entries
+# The twin's longest whitespace run under the flexible policy: unbounded, so that its answers (kept for the process)
+# hold under whatever limit a trial sets (limits.max_flexible_whitespace: each checker reads it when it is made)
+_UNBOUNDED_RUN = 1 << 62
 _twins: dict = {}  # whitespace policy -> the twin checker
 
 
@@ -87,7 +91,8 @@ def container_config(stack) -> tuple[int, tuple] | None:
 
 def never_cut(whitespace: str, kept: dict) -> frozenset:
     """The tops (kind, phase) at which no container is cut under this policy, as learnt (`learn`): a mask key
-    does not ask further there (a string or a number in a value, on Llama 3). Empty where not learnt."""
+    does not ask further there (on Llama 3: a string or a number in a value, an object or array just opened or
+    after a value). Empty where not learnt."""
     return kept.get((whitespace, _NEVER), frozenset())
 
 
@@ -105,7 +110,8 @@ def learn(texts: tuple[str, ...], kept: dict) -> None:
 
 
 def _all_configs():
-    """(the top's (kind, phase), a config) for every config container_config makes."""
+    """(the top's (kind, phase), a config) for every config container_config can make, and a few it never does
+    (a container below a leaf has whitespace 0; an array in phase VALUE is never the top): harmless to answer."""
     for kind, phase in _OPENERS:
         for ws in (0, 1):
             yield (kind, phase), (kind, phase, ws, None)
@@ -121,7 +127,8 @@ def closes_and_reads_on(whitespace: str, config: tuple, texts: tuple[str, ...], 
     """Can one of `texts` (TokenReach.close_texts), read from the container and leaf `config` describes (as
     container_config makes it), close that container and have characters left that some parent reads? Kept in
     `kept` by policy and config (the answer depends on the vocabulary, the whitespace policy and the config
-    alone). Only texts whose first character the twin reads there are walked."""
+    alone: the twin's whitespace runs are unbounded, whatever limit is set). Only texts whose first character the
+    twin reads there are walked."""
     key = (whitespace, config)
     found = kept.get(key)
     if found is None:
@@ -182,6 +189,8 @@ def _twin_stacks(whitespace: str, config: tuple) -> list:
     twin = _twins.get(whitespace)
     if twin is None:
         twin = _twins[whitespace] = SchemaChecker({}, whitespace=whitespace, numbers="json")
+        if whitespace == "flexible":  # runs of any length: a superset under every limits.max_flexible_whitespace
+            twin._ws_max = _UNBOUNDED_RUN
     kind, phase, ws, leaf = config
     stack = twin.feed(twin.start(), _OPENERS[kind, phase])
     stack = stack[:-1] + (stack[-1]._replace(ws=ws),)

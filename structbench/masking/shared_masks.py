@@ -32,7 +32,9 @@ The fifth is everything below the innermost object or array where no token can c
 (structbench.jsonschema.container_reach: asked of a checker of any JSON value, for the tokens with a closing
 bracket before their last character, `TokenReach.close_texts`). On Llama 3 under the lesson's whitespace, an
 object's value after its colon is such a place (` ""},\n` closes the object and reads `,\n`, which no parent
-reads), as are an array after its comma and a literal's letters: JSON mode's values at every depth share one mask.
+reads), as are an object after its key, an array after its comma and a literal's letters: there JSON mode's values
+at every depth share one mask. Inside a string or a number, and in an object or array just opened or after a value,
+a token does read on (`"},`, `1},`, `},`): those keep their depth.
 """
 
 from __future__ import annotations
@@ -124,7 +126,8 @@ class TokenReach:
     opening_texts: the keys the openings write and do not close, decoded as front_texts are (Llama 3: "", "#",
     "%", ")", "+", ",", ";").
     close_texts: the tokens with a closing bracket (`}` or `]`) before their last character: only these can close
-    an object or array and read on (structbench.jsonschema.container_reach; Llama 3: 972).
+    an object or array and read on (structbench.jsonschema.container_reach; Llama 3: 972). None (a reach made by
+    hand): not known, and no frame is left out for it.
     closes_read_on: container_reach's answers for this vocabulary, kept by whitespace policy and container."""
 
     openings: tuple[str, ...]
@@ -135,7 +138,7 @@ class TokenReach:
     front_texts: KeyTexts = KeyTexts()
     value_tails: tuple[str, ...] = ()
     opening_texts: KeyTexts = KeyTexts()
-    close_texts: tuple[str, ...] = ()
+    close_texts: tuple[str, ...] | None = None
     closes_read_on: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 

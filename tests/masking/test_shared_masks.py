@@ -364,10 +364,12 @@ def test_below_a_container_no_token_closes_and_reads_on_is_left_out():
     there (`}x` after a colon, `1},` inside a string) or whose rest after the bracket no parent reads (`1}x`) tells
     nothing; one that closes it and goes on as some parent reads (`1},`, `""}}`, `"},`) does."""
     checker = SchemaChecker({}, "any", "lesson")
-    plain = TokenReach(openings=(',"',), closings=frozenset({""}), member_pops=False)
+    plain = TokenReach(openings=(',"',), closings=frozenset({""}), member_pops=False, close_texts=())
     key = lambda text, reach: checker.mask_key(_after(checker, text), reach)  # noqa: E731
     deep, shallow = '{"a": [{"b": {"c": ', '{"c": '
     assert key(deep, plain) == key(shallow, plain)
+    unknown = TokenReach(openings=(',"',), closings=frozenset({""}), member_pops=False)  # (close_texts None)
+    assert key(deep, unknown) != key(shallow, unknown)  # not known: nothing left out
     assert key(deep + "1", plain) == key(shallow + "1", plain)  # a number's frames too
     assert key(deep + '"x', plain) == key(shallow + '"x', plain)
     # (texts, alike after the colon, alike inside a string value)
@@ -378,7 +380,7 @@ def test_below_a_container_no_token_closes_and_reads_on_is_left_out():
         assert (key(deep, reach) == key(shallow, reach)) is value_alike, texts
         assert (key(deep + '"x', reach) == key(shallow + '"x', reach)) is string_alike, texts
     # Escapes, unions and a top-level value keep every frame
-    reach = TokenReach(openings=plain.openings, closings=plain.closings, member_pops=False)
+    reach = plain
     assert key(deep + '"x\\', reach) != key(shallow + '"x\\', reach)
     union = SchemaChecker({"type": "object", "$defs": {"o": {"type": "object", "properties": {"u": {"anyOf": [
         {"type": "integer", "maximum": 100}, {"type": "integer", "minimum": 50}]}}}}, "properties": {
@@ -466,3 +468,79 @@ def container_config_of(stack):
 
     found = container_config(stack)
     return None if found is None else found[1]
+
+
+def _one_mask_per_key(checker, vocab, prefixes) -> dict:
+    """The prefixes' stacks grouped by mask key, each group's masks (every token fed whole to the checker, the end
+    token by can_end) asserted equal; returns the keys."""
+    reach, groups = token_reach(vocab), {}
+    for prefix in prefixes:
+        stack = _after(checker, prefix)
+        assert stack is not None, prefix
+        groups.setdefault(checker.mask_key(stack, reach), []).append((prefix, stack))
+
+    def mask(stack):
+        return [checker.can_end(stack) if t == "<eos>" else checker.feed(stack, t) is not None for t in vocab.tokens]
+
+    for group in groups.values():
+        first = mask(group[0][1])
+        for prefix, stack in group[1:]:
+            assert mask(stack) == first, (group[0][0], prefix)
+    return {prefix: key for key, group in groups.items() for prefix, _ in group}
+
+
+@pytest.mark.parametrize("token, deep, shallow", [
+    # closes the object and then the array below it, and reads on: only the twin's parent that closes too tells it
+    ("1}],", '{"x": [{"b":', '[{"b":'),
+    # reads on from a number's exponent: only the twin's number at every state of its syntax tells it
+    ("+5},", '{"x": {"b": 1e', '{"b": 1e'),
+])
+def test_crafted_tokens_keep_apart_what_they_read(token, deep, shallow):
+    """On vocabularies where one token alone reads below the container, and only one of the twin's rules finds it,
+    the two stacks keep their keys apart and every key has one mask; without that token they share a key."""
+    characters = list('{}[]",:1ae+5 ')
+    checker = SchemaChecker({}, "any", "lesson")
+    with_token = Vocabulary(characters + [token, "<eos>"], eos="<eos>", name=f"crafted {token}")
+    keys = _one_mask_per_key(checker, with_token, [deep, shallow, deep + "1", shallow + "1"])
+    assert keys[deep] != keys[shallow]
+    assert (checker.feed(_after(checker, deep), token) is None) != (checker.feed(_after(checker, shallow), token)
+                                                                    is None)
+    without = Vocabulary(characters + ["<eos>"], eos="<eos>", name=f"crafted without {token}")
+    keys = _one_mask_per_key(checker, without, [deep, shallow])
+    assert keys[deep] == keys[shallow]
+
+
+def test_container_reach_holds_under_any_whitespace_limit(monkeypatch):
+    """The answers are kept for the process, whatever limits a trial sets: learnt under a flexible whitespace run
+    of 1, a checker under the default limit (64) still keeps `[` and `[[` apart where `]  ,` reads on."""
+    from structbench.jsonschema import container_reach
+    from structbench.jsonschema.container_reach import learn
+    from structbench.limits import Limits, using
+
+    monkeypatch.setattr(container_reach, "_twins", {})  # (the twin made now, under the small limit)
+
+    vocab = Vocabulary(list('[]{}":,1a ') + [']  ,', "<eos>"], eos="<eos>", name="whitespace run")
+    reach = token_reach(vocab)
+    with using(Limits.from_settings({"max_flexible_whitespace": 1})):
+        learn(reach.close_texts, reach.closes_read_on)
+    checker = SchemaChecker({}, "any", "flexible")
+    keys = _one_mask_per_key(checker, vocab, ["[", "[[", '{"a": [', '[1, ['])
+    assert keys["["] != keys["[["]
+
+
+@pytest.mark.parametrize("key_order, numbers, whitespace", [("schema", "lesson", "lesson"), ("any", "lesson", "compact"),
+                                                             ("schema", "json", "flexible")])
+def test_one_object_node_below_a_key_and_in_an_array_under_every_setting(key_order, numbers, whitespace):
+    """One object node below a key and in an array's items, at its value after the colon: one key (and one mask)
+    where no token closes it and reads on; apart where `1}],` (closing it, then the array) does."""
+    schema = {"type": "object", "additionalProperties": False, "$defs": {"o": {
+        "type": "object", "additionalProperties": False, "properties": {"b": {"type": "integer"}}}},
+        "properties": {"a": {"$ref": "#/$defs/o"}, "l": {"type": "array", "items": {"$ref": "#/$defs/o"}}}}
+    checker = SchemaChecker(schema, key_order, whitespace, numbers)
+    colon = ":" if whitespace == "compact" else ": "
+    below_key, in_array = '{"a"' + colon + '{"b"' + colon, '{"l"' + colon + '[{"b"' + colon
+    characters = list('{}[]",:1ab ')
+    for extra, alike in (([], True), (["1}],"], False)):
+        vocab = Vocabulary(characters + extra + ["<eos>"], eos="<eos>", name=f"one node {extra}")
+        keys = _one_mask_per_key(checker, vocab, [below_key, in_array])
+        assert (keys[below_key] == keys[in_array]) is alike
