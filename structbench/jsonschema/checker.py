@@ -544,7 +544,8 @@ class SchemaChecker(ObjectKeys):
                 got = frames[top] = parts.setdefault(self._mask_frame(top, reach), len(parts))
             return _TOP_ALONE, got
         # Below the innermost object or array, where no token closes it and reads on (container_reach): left out
-        first = 0 if (top.kind, top.phase) in kept[4] else self._first_read(stack, reach, kept[3])
+        first = 0 if top.kind in kept[4] or (top.kind, top.phase) in kept[4] else self._first_read(stack, reach,
+                                                                                                  kept[3])
         out = [_BELOW_UNREAD] if first else []
         for frame in stack[first:] if first else stack:
             got = frames.get(frame)

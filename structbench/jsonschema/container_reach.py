@@ -90,10 +90,12 @@ def container_config(stack) -> tuple[int, tuple] | None:
 
 
 def never_cut(whitespace: str, kept: dict) -> frozenset:
-    """The tops (kind, phase) at which no container is cut under this policy, as learnt (`learn`): a mask key
-    does not ask further there (on Llama 3: a string or a number in a value, an object or array just opened or
-    after a value). Empty where not learnt."""
-    return kept.get((whitespace, _NEVER), frozenset())
+    """The tops at which no container is cut under this policy, as learnt (`learn`): a mask key does not ask
+    further there (on Llama 3: a string or a number in a value, an object or array just opened or after a value).
+    A container by its (kind, phase); a leaf (string, number, literal) by its kind alone, which a mask key tests
+    first (a string's and a number's are most keys). Empty where not learnt."""
+    found = kept.get((whitespace, _NEVER), frozenset())
+    return found | {kind for kind, phase in found if phase == NONE}
 
 
 def learn(texts: tuple[str, ...], kept: dict) -> None:
