@@ -425,10 +425,10 @@ class SchemaChecker(ObjectKeys):
                 return (self._free_string, 0) if top.at == 0 else None  # (a free string's frame stays at 0)
             return dfa, top.at
         if top.kind == OBJECT and top.phase == KEY:
-            found = self._key_content(top)
-            if found is None and self.key_trie(top) is None and self._key_text_free(top):
+            trie = self.key_trie(top)
+            if trie is None and self._key_text_free(top):
                 return self._free_string, 0  # a key whose text is not kept (JSON mode's): _key_step's free string
-            return found
+            return self._key_content(top, trie)
         if top.kind == NUMBER:  # its DFA, which ends open: a character it does not move on is the parent's
             lexeme = number_lexeme(self.nodes[top.node].number_dfa)
             return None if lexeme is None else (lexeme, top.at)
@@ -438,9 +438,8 @@ class SchemaChecker(ObjectKeys):
             return self._union_content(top)
         return None
 
-    def _key_content(self, top: Frame):
-        """string_content of a key by its key_trie; None where it has none."""
-        trie = self.key_trie(top)
+    def _key_content(self, top: Frame, trie):
+        """string_content of a key by `trie`, its key_trie; None where it has none."""
         at = None if trie is None else trie.at(top)
         return None if at is None else (trie, at)
 
@@ -458,7 +457,7 @@ class SchemaChecker(ObjectKeys):
             kind = frame.kind
             if kind != STRING and not (kind == OBJECT and frame.phase == KEY):
                 return None
-            got = self.string_content(alt) if kind == STRING else None if frame.esc else self._key_content(frame)
+            got = self.string_content(alt) if kind == STRING else None if frame.esc else self._key_content(frame, self.key_trie(frame))
             if got is None:
                 # A key of an object that tracks no names (any key, its text not kept): plain characters leave its
                 # frame as it is (_key_char), so it goes along with whatever the other branches read

@@ -94,8 +94,7 @@ def never_cut(whitespace: str, kept: dict) -> frozenset:
     further there (on Llama 3: a string or a number in a value, an object or array just opened or after a value).
     A container by its (kind, phase); a leaf (string, number, literal) by its kind alone, which a mask key tests
     first (a string's and a number's are most keys). Empty where not learnt."""
-    found = kept.get((whitespace, _NEVER), frozenset())
-    return found | {kind for kind, phase in found if phase == NONE}
+    return kept.get((whitespace, _NEVER), frozenset())
 
 
 def learn(texts: tuple[str, ...], kept: dict) -> None:
@@ -108,7 +107,8 @@ def learn(texts: tuple[str, ...], kept: dict) -> None:
         for top, config in _all_configs():
             if not closes_and_reads_on(whitespace, config, texts, kept):
                 cut_somewhere.add(top)
-        kept[whitespace, _NEVER] = frozenset(top for top, _ in _all_configs()) - cut_somewhere
+        never = {top for top, _ in _all_configs()} - cut_somewhere
+        kept[whitespace, _NEVER] = frozenset(never | {kind for kind, phase in never if phase == NONE})
 
 
 def _all_configs():
