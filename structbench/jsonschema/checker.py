@@ -537,7 +537,9 @@ class SchemaChecker(ObjectKeys):
         # after the key, a colon and a value; TokenReach.member_pops): the top alone is the key, marked as such.
         if top.kind == OBJECT and top.phase in _MEMBER_NEXT and not reach.member_pops:
             if top.phase == KEY:  # (a key's every character is a new frame: not looked up by it, nor kept per frame)
-                return _TOP_ALONE, parts.setdefault(self._mask_frame(top, reach), len(parts))
+                reads = self._key_as_read(top, reach)  # (_mask_frame's, without its tests of the frame)
+                return _TOP_ALONE, parts.setdefault(top if reads is None else read_as(top, reads, _KEY_AS_READ),
+                                                    len(parts))
             got = frames.get(top)
             if got is None:
                 got = frames[top] = parts.setdefault(self._mask_frame(top, reach), len(parts))

@@ -90,6 +90,13 @@ def with_text(frame: Frame, text: str) -> Frame:
     return tuple.__new__(Frame, values)
 
 
+def with_text_ks(frame: Frame, text: str, ks: tuple) -> Frame:
+    """frame._replace(text=text, ks=ks), as with_text: a key's frame at a state of its names' and key DFAs' product
+    (an advance's, in a key that a pattern or propertyNames reads)."""
+    kind, node, phase, _, at, seen, esc, count, ws, child, alts, _ = frame
+    return tuple.__new__(Frame, (kind, node, phase, text, at, seen, esc, count, ws, child, alts, ks))
+
+
 def with_at(frame: Frame, at: int) -> Frame:
     """frame._replace(at=at), as with_text: a string's, number's or literal's frame at a state of its DFA."""
     values = list(frame)

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from structbench.jsonschema.frames import with_text_ks
 from structbench.jsonschema.free_text import (
     ANY_CHAR_BOUNDS,
     ESCAPABLE_BOUNDS,
@@ -250,7 +251,7 @@ class KeyPatternDFA:
     def frame_at(self, top, d: int):
         """The key frame `top` at state d."""
         text, ks = self.states.text_of(d), self.states.ks(d)
-        return top if top.text == text and top.ks == ks else top._replace(text=text, ks=ks)
+        return top if top.text == text and top.ks == ks else with_text_ks(top, text, ks)
 
     def string_table(self, codes: np.ndarray, close: int, escape: int) -> np.ndarray:
         """The shared table, as string mode's lex (StringContent.lex) over the classes cut at `codes`: moves to

@@ -14,7 +14,15 @@ from functools import cache
 
 import numpy as np
 
-from structbench.jsonschema.frames import COLON, Frame, Stack, key_closed, key_opened, value_written
+from structbench.jsonschema.frames import (
+    COLON,
+    Frame,
+    Stack,
+    key_closed,
+    key_opened,
+    value_written,
+    with_text_ks,
+)
 from structbench.jsonschema.key_patterns import KeyPatternDFA, KeyPatternStates
 from structbench.jsonschema.key_trie import KeyTrie
 from structbench.jsonschema.strings import (
@@ -257,19 +265,19 @@ class ObjectKeys:
             seen_reads = _closing_unread(seen_reads)
         if text == OTHER:
             return (), (), node.additional, seen_reads, frozenset()
-        if not free and self._count_from(frame.node, text) > _FEW_NAMES:
-            return None  # (read per key, the names would cost a wide object's answer time squared in its names)
         entries = self._name_entries(frame.node, text, closable, parts, free)
+        if entries is None:
+            return None  # (read per key, the names would cost a wide object's answer time squared in its names)
         used_names = frame.seen & entries.names if frame.seen else frame.seen
         after = []
-        for name, rest, child in entries.closing:
-            if name not in used_names:
-                reads = self._tails_as_read(frame, name, reach)
-                if reads is None:
-                    return None
-                if not reach.member_pops:
-                    reads = _closing_unread(reads)
-                after.append((rest, child, reads))
+        if entries.closing:
+            kept, pops = self._reads_for(reach), reach.member_pops
+            for name, rest, child in entries.closing:
+                if name not in used_names:
+                    reads = self._tails_as_read(frame, name, reach, kept)
+                    if reads is None:
+                        return None
+                    after.append((rest, child, reads if pops else _closing_unread(reads)))
         if not used_names:  # (most keys: none of the names read is used)
             return (), tuple(after), node.additional, seen_reads, entries.going
         # a strict key's text reads only the names that may come; a free key's, which of those a token closes are used
@@ -277,16 +285,20 @@ class ObjectKeys:
         going = frozenset() if free else entries.going_without(used_names)
         return used, tuple(after), node.additional, seen_reads, going
 
-    def _name_entries(self, node_id: int, text: str, closable, parts, free: bool) -> NameEntries:
+    def _name_entries(self, node_id: int, text: str, closable, parts, free: bool) -> NameEntries | None:
         """_names_as_read's names, whatever keys are used (NameEntries): those a token closes where any key may be
-        written, else those that continue `text` and whose value can be written. Kept per node and text."""
+        written, else those that continue `text` and whose value can be written. Kept per node and text. None where
+        only property names may be written and more than _FEW_NAMES continue `text` (kept too)."""
         if free:
             names = self._names_closed_by(node_id, text, closable)
             if not names:  # (most texts of a key any key may be: no name a token closes, nothing to keep per text)
                 return _NO_ENTRIES
         key = (node_id, text, closable, parts)  # (frozensets keep their hashes once computed)
-        found = self._name_entries_kept.get(key)
-        if found is None:
+        found = self._name_entries_kept.get(key, False)
+        if found is False:
+            if not free and self._count_from(node_id, text) > _FEW_NAMES:
+                self._name_entries_kept[key] = None
+                return None
             n = len(text)
             children = self._key_index(node_id)[1]
             if not free:
@@ -298,15 +310,15 @@ class ObjectKeys:
                 frozenset(names))
         return found
 
-    def _tails_as_read(self, frame: Frame, name: str, reach):
+    def _tails_as_read(self, frame: Frame, name: str, reach, reads: dict):
         """What a token that closes a key as `name` can find out about the object's used keys (its frame's and the
         name) after the key's value: how far the object reads each of `reach.value_tails` after a value, whether it
         may close and whether a key may come (`_reads_of_openings`); () where no token reads on after a key's value.
         Only the tokens that close a key are read, not every token from a comma on (`_seen_as_read`): from a key,
-        nothing else reaches past its value. Kept by the fields that outlast the value and the name."""
+        nothing else reaches past its value. Kept by the fields that outlast the value and the name, in `reads`
+        (_reads_for's, for this reach)."""
         if not reach.value_tails:
             return ()
-        reads = self._reads_for(reach)
         kept = (frame.node, frame.at, frame.seen, frame.count, frame.alts, name)
         found = reads.get(kept, False)
         if found is False:
@@ -632,7 +644,7 @@ class ObjectKeys:
             return top._replace(text=text)  # free keys: nothing to remember
         if not self._key_live(top, text, ks, ANY_CHAR) and not self._key_live(top, text, ks, None):
             return None
-        return top._replace(text=text, ks=ks)
+        return with_text_ks(top, text, ks)
 
     def _key_end(self, rest: Stack, top: Frame):
         """The key's closing quote: pick the value's node, or refuse."""
