@@ -56,6 +56,7 @@ from structbench.jsonschema.frames import (
     value_done,
     with_at,
     with_phase,
+    with_seen,
     with_text,
     with_ws,
 )
@@ -581,7 +582,7 @@ class SchemaChecker(ObjectKeys):
                 if reads is not None:  # its text and node are read in `reads` as far as a token reads them
                     return read_as(frame, reads, _KEY_AS_READ)
             if reads is not None:
-                return frame._replace(seen=reads)
+                return with_seen(frame, reads)
         return frame
 
     def string_dfas(self) -> list:

@@ -148,6 +148,12 @@ def value_written(frame: Frame, seen: frozenset) -> Frame:
     return tuple.__new__(Frame, (kind, node, Phase.AFTER_VALUE, "", at, seen, "", count, 0, -1, alts, ()))
 
 
+def with_seen(frame: Frame, seen) -> Frame:
+    """frame._replace(seen=seen): an object's frame below a value, or after one, as a mask key reads its used keys."""
+    kind, node, phase, text, at, _, esc, count, ws, child, alts, ks = frame
+    return tuple.__new__(Frame, (kind, node, phase, text, at, seen, esc, count, ws, child, alts, ks))
+
+
 def read_as(frame: Frame, reads, text: str) -> Frame:
     """frame._replace(seen=reads, text=text, node=-1, at=0): a key's frame as a mask key reads it."""
     kind, _, phase, _, _, _, esc, count, ws, child, alts, ks = frame
