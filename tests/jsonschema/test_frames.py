@@ -16,7 +16,9 @@ from structbench.jsonschema.frames import (
     value_written,
     with_at,
     with_phase,
+    with_seen,
     with_text,
+    with_text_ks,
     with_ws,
 )
 
@@ -53,4 +55,14 @@ def test_an_objects_key_frames_are_replace(frame, ks, child, seen, count, text):
                       (value_written(frame, seen),
                        frame._replace(phase=Phase.AFTER_VALUE, child=-1, ws=0, text="", esc="", ks=(), seen=seen)),
                       (read_as(frame, (seen, child), text), frame._replace(seen=(seen, child), text=text, node=-1, at=0))):
+        assert type(got) is Frame and got == want and hash(got) == hash(want)
+
+
+@given(FRAMES, st.text(max_size=6), st.tuples(st.none() | st.integers(0, 3)),
+       st.frozensets(st.text(max_size=3), max_size=3) | st.tuples(st.booleans(), st.booleans()))
+def test_a_pattern_keys_frame_and_a_frame_read_below_a_value_are_replace(frame, text, ks, seen):
+    """with_text_ks (a key read by its names' and DFAs' product) and with_seen (a mask key's reading of the used keys
+    below a value: a tuple, not a set) give the frame _replace gives."""
+    for got, want in ((with_text_ks(frame, text, ks), frame._replace(text=text, ks=ks)),
+                      (with_seen(frame, seen), frame._replace(seen=seen))):
         assert type(got) is Frame and got == want and hash(got) == hash(want)
