@@ -458,14 +458,19 @@ class SchemaChecker(ObjectKeys):
             kind = frame.kind
             if kind != STRING and not (kind == OBJECT and frame.phase == KEY):
                 return None
-            got = self.string_content(alt) if kind == STRING else None if frame.esc else self._key_content(frame, self.key_trie(frame))
-            if got is None:
-                # A key of an object that tracks no names (any key, its text not kept): plain characters leave its
-                # frame as it is (_key_char), so it goes along with whatever the other branches read
-                if kind == STRING or frame.esc or not self._key_text_free(frame):  # (ks: not free)
+            if kind == STRING:
+                got = self.string_content(alt)
+                if got is None:
                     return None
-                free += 1
-                continue
+            else:  # (a key by its tree alone: string_content's free string is not one the union's DFA can read)
+                got = None if frame.esc else self._key_content(frame, self.key_trie(frame))
+                if got is None:
+                    # A key of an object that tracks no names (any key, its text not kept): plain characters leave
+                    # its frame as it is (_key_char), so it goes along with whatever the other branches read
+                    if frame.esc or not self._key_text_free(frame):  # (ks: not free)
+                        return None
+                    free += 1
+                    continue
             contents.append(got)
         if not contents:
             return None
@@ -538,9 +543,7 @@ class SchemaChecker(ObjectKeys):
         # after the key, a colon and a value; TokenReach.member_pops): the top alone is the key, marked as such.
         if top.kind == OBJECT and top.phase in _MEMBER_NEXT and not reach.member_pops:
             if top.phase == KEY:  # (a key's every character is a new frame: not looked up by it, nor kept per frame)
-                reads = self._key_as_read(top, reach)  # (_mask_frame's, without its tests of the frame)
-                return _TOP_ALONE, parts.setdefault(top if reads is None else read_as(top, reads, _KEY_AS_READ),
-                                                    len(parts))
+                return _TOP_ALONE, parts.setdefault(self._mask_frame(top, reach), len(parts))
             got = frames.get(top)
             if got is None:
                 got = frames[top] = parts.setdefault(self._mask_frame(top, reach), len(parts))
