@@ -53,6 +53,7 @@ from structbench.jsonschema.frames import (
     Phase,
     Stack,
     read_as,
+    read_at_place,
     value_done,
     with_at,
     with_phase,
@@ -161,6 +162,8 @@ class SchemaChecker(ObjectKeys):
         self._names_beyond_bmp: dict = {}  # node id -> has a property name past U+FFFF (mask_key)
         self._names_readable: dict = {}  # node id -> _names_may_be_read (mask_key)
         self._seen_readable: dict = {}  # node id -> _seen_may_be_read (mask_key; told by the node alone)
+        self._places: dict = {}  # (node id, place) -> the place's properties, in schema order (ObjectKeys._place)
+        self._available_at: dict = {}  # (node id, place) -> the names that may come there, in schema order (mask_key)
         self._free_string = FREE_STRING  # a free string's content as a DFA (string_content), one for every
         # checker: string mode keeps its tables on it per class partition (a few: string_mode._whole_tables), and
         # they depend on the partition and the vocabulary alone, so a fresh schema does not build them again
@@ -551,6 +554,8 @@ class SchemaChecker(ObjectKeys):
         # Below the innermost object or array, where no token closes it and reads on (container_reach): left out
         first = 0 if top.kind in kept[4] or (top.kind, top.phase) in kept[4] else self._first_read(stack, reach,
                                                                                                   kept[3])
+        if not reach.member_pops:  # nor below an object no token can close (_unclosable_below)
+            first = max(first, self._unclosable_below(stack))
         out = [_BELOW_UNREAD] if first else []
         for frame in stack[first:] if first else stack:
             got = frames.get(frame)
@@ -558,6 +563,20 @@ class SchemaChecker(ObjectKeys):
                 got = frames[frame] = parts.setdefault(self._mask_frame(frame, reach), len(parts))
             out.append(got)
         return tuple(out)
+
+    def _unclosable_below(self, stack: Stack) -> int:
+        """The index of the innermost object, below a value of it or after one, that may not close once that value
+        is written (a required key still to come), else 0. No token closes it: it would have to write the missing
+        key, its colon and a value before the bracket, and no token holds a quote, a colon and then a closing
+        bracket (asked where `reach.member_pops` is false). A token reads a frame below only once every frame above
+        it is closed, so none reads below this one: the mask key leaves those out, as it leaves out those below a
+        container no token closes and reads on (_first_read). (The nested task's levels, and an array's objects
+        before their last required key, share their values' masks so.)"""
+        for j in range(len(stack) - 1, 0, -1):
+            frame = stack[j]
+            if frame.kind == OBJECT and frame.phase in _SEEN_UNREAD and not self._may_close(frame):
+                return j
+        return 0
 
     def _first_read(self, stack: Stack, reach, kept: dict) -> int:
         """The index of the lowest frame a token may read: the innermost container's where no token of the
@@ -580,10 +599,13 @@ class SchemaChecker(ObjectKeys):
             reads = None
             if frame.phase in _SEEN_UNREAD:
                 reads = self._seen_as_read(frame, reach)
+                if reads is not None and self._ordered:  # (its node and place read as `reads`: _place_as_read)
+                    return read_at_place(frame, reads)
             elif frame.phase == KEY or frame.phase == AFTER_COMMA:
                 reads = (self._key_as_read if frame.phase == KEY else self._after_comma_as_read)(frame, reach)
                 if reads is not None:  # its text and node are read in `reads` as far as a token reads them
-                    return read_as(frame, reads, _KEY_AS_READ)
+                    # (in schema order, its place too, and its count tells nothing: _names_may_be_read)
+                    return read_as(frame, reads, _KEY_AS_READ, 0 if self._ordered else None)
             if reads is not None:
                 return with_seen(frame, reads)
         return frame

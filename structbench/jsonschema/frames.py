@@ -154,10 +154,19 @@ def with_seen(frame: Frame, seen) -> Frame:
     return tuple.__new__(Frame, (kind, node, phase, text, at, seen, esc, count, ws, child, alts, ks))
 
 
-def read_as(frame: Frame, reads, text: str) -> Frame:
-    """frame._replace(seen=reads, text=text, node=-1, at=0): a key's frame as a mask key reads it."""
-    kind, _, phase, _, _, _, esc, count, ws, child, alts, ks = frame
-    return tuple.__new__(Frame, (kind, -1, phase, text, 0, reads, esc, count, ws, child, alts, ks))
+def read_as(frame: Frame, reads, text: str, count: int | None = None) -> Frame:
+    """frame._replace(seen=reads, text=text, node=-1, at=0), and count where given: a key's frame as a mask key
+    reads it."""
+    kind, _, phase, _, _, _, esc, kept, ws, child, alts, ks = frame
+    return tuple.__new__(Frame, (kind, -1, phase, text, 0, reads, esc, kept if count is None else count, ws, child,
+                                 alts, ks))
+
+
+def read_at_place(frame: Frame, reads) -> Frame:
+    """frame._replace(seen=reads, node=-1, at=0, count=0): an object's frame in schema order below a value, or after
+    one, as a mask key reads it (ObjectKeys._place_as_read)."""
+    kind, _, phase, text, _, _, esc, _, ws, child, alts, ks = frame
+    return tuple.__new__(Frame, (kind, -1, phase, text, 0, reads, esc, 0, ws, child, alts, ks))
 
 
 Stack = tuple  # of Frame, innermost last

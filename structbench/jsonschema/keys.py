@@ -21,6 +21,7 @@ from structbench.jsonschema.frames import (
     key_closed,
     key_opened,
     value_written,
+    with_at,
     with_text_ks,
 )
 from structbench.jsonschema.key_patterns import KeyPatternDFA, KeyPatternStates
@@ -194,6 +195,8 @@ class ObjectKeys:
         None where that does not settle it: an object whose count or repeat rule reads `seen` in other ways
         (maxProperties, distinct keys), keys in schema order, or an opening that reads on to a value. Equal
         answers: no token tells the two apart."""
+        if self._ordered:
+            return self._place_as_read(frame, reach)
         if not self._seen_may_be_read(frame):
             return None
         # Kept by the fields that outlast a value (the object's frame after it is those and AFTER_VALUE's defaults):
@@ -216,6 +219,22 @@ class ObjectKeys:
             else:
                 found = self._reads_of_openings(after, reach.openings)
             reads[key] = found
+        return found
+
+    def _place_as_read(self, frame: Frame, reach):
+        """In schema order, what a token can find out about a strict object (no count rule, names alone) from below
+        a value of it or just after one: how far it reads each of `reach.openings` after the value, whether it may
+        close and whether a key may come (_reads_of_openings, which steps the checker itself). The object's node and
+        place tell nothing more (its value's node is the frame's `child`), so the checker's mask key leaves them
+        out: the nested task's levels, each a node of its own, share their masks. None where an opening reads on
+        to a value, or for other objects."""
+        if not self._names_may_be_read(frame):
+            return None
+        reads = self._reads_for(reach)
+        key = (self._place(frame.node, frame.at), frame.alts)  # (no count rule; in schema order `seen` moves nothing)
+        found = reads.get(key, False)
+        if found is False:
+            found = reads[key] = self._reads_of_openings(value_written(frame, frame.seen), reach.openings)
         return found
 
     def _reads_for(self, reach) -> dict:
@@ -268,7 +287,10 @@ class ObjectKeys:
         entries = self._name_entries(frame.node, text, closable, parts, free)
         if entries is None:
             return None  # (read per key, the names would cost a wide object's answer time squared in its names)
-        used_names = frame.seen & entries.names if frame.seen else frame.seen
+        if self._ordered:  # in schema order a name that may not come at this place reads as a used one
+            used_names = entries.names - self._available_here(frame)
+        else:
+            used_names = frame.seen & entries.names if frame.seen else frame.seen
         after = []
         if entries.closing:
             kept, pops = self._reads_for(reach), reach.member_pops
@@ -319,21 +341,27 @@ class ObjectKeys:
         (_reads_for's, for this reach)."""
         if not reach.value_tails:
             return ()
-        kept = (frame.node, frame.at, frame.seen, frame.count, frame.alts, name)
+        if self._ordered:  # (_names_as_read asks only where no count rule is, and `seen` moves nothing)
+            kept = (self._place(frame.node, frame.at), frame.alts, name)
+        else:
+            kept = (frame.node, frame.at, frame.seen, frame.count, frame.alts, name)
         found = reads.get(kept, False)
         if found is False:
-            found = reads[kept] = self._tails_read(frame, frame.seen | {name}, reach)
+            found = reads[kept] = self._tails_read(frame, frame.seen | {name}, reach, name)
         return found
 
-    def _tails_read(self, frame: Frame, seen: frozenset, reach):
-        """_tails_as_read, computed: `seen` the used keys after the value."""
+    def _tails_read(self, frame: Frame, seen: frozenset, reach, name: str | None = None):
+        """_tails_as_read, computed: `seen` the used keys after the value (in schema order, the object's place after
+        `name`'s value, as _key_end moves it)."""
         after = value_written(frame, seen)
+        if self._ordered:
+            after = with_at(after, self._place_after(frame.node, name))
         if _comma_tails(reach.value_tails):
             # Tails of a comma, whitespace and at most a key's opening quote (Llama 3: `,\n` and `,"`): the steps
             # that read them ask only whether a key may come (the comma and the quote both), and the whitespace
             # policy. So they are read once per object node and answer, not once per set of used keys.
             may_add = self._may_add_key(after)
-            key = (after.node, may_add, reach.value_tails)
+            key = (self._place(after.node, after.at) if self._ordered else after.node, may_add, reach.value_tails)
             found = self._tail_reads.get(key, False)
             if found is False:
                 found = self._tail_reads[key] = self._reads_of_openings(after, reach.value_tails)[2]
@@ -349,8 +377,37 @@ class ObjectKeys:
             node = self.nodes[frame.node]
             found = self._names_readable[frame.node] = not (
                 node.key_dfa is not None or node.patterns or self._beyond_bmp(frame.node)
-                or not node.required <= self._key_index(frame.node)[1].keys()) and self._seen_may_be_read(frame)
+                or not node.required <= self._key_index(frame.node)[1].keys()) and (
+                # in schema order a strict object's place tells its keys (_available_here), where no count does
+                not node.counts_keys and node.additional is None if self._ordered else self._seen_may_be_read(frame))
         return found
+
+    def _place(self, node_id: int, at: int) -> tuple:
+        """In schema order, what a strict object's keys at place `at` are told by, whatever its node: each property
+        from there on, whether it is required, whether its value can be written. What a token reads after a comma
+        (_reads_of_openings: the names that may come, whether the object may close; a text that only a name before
+        `at` continues is refused as any other key is) and after a value (_tails_read) is told by it: objects of
+        one shape at different nodes (the nested task's levels) read it once."""
+        key = (node_id, at)
+        found = self._places.get(key)
+        if found is None:
+            node = self.nodes[node_id]
+            found = self._places[key] = tuple((name, name in node.required, bool(self.nodes[c].kinds))
+                                              for name, c in node.properties[at:])
+        return found
+
+    def _available_here(self, frame: Frame) -> frozenset[str]:
+        """In schema order, the property names that may come at this frame's place (`_available`; with no count
+        rule, told by the node and the place alone: kept per both)."""
+        key = (frame.node, frame.at)
+        found = self._available_at.get(key)
+        if found is None:
+            found = self._available_at[key] = frozenset(self._available(frame))
+        return found
+
+    def _place_after(self, node_id: int, name: str) -> int:
+        """In schema order, an object's place once `name`'s value is written (as _key_end moves it)."""
+        return next(i for i, (n, _) in enumerate(self.nodes[node_id].properties) if n == name) + 1
 
     def _beyond_bmp(self, node_id: int) -> bool:
         """Does a property name hold a character JSON escapes as a surrogate pair (or a surrogate)? Closings are

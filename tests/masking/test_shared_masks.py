@@ -10,6 +10,7 @@ import pytest
 from helpers import CORPUS, require_llama3
 from test_lazy import SCHEMAS, reached_states, walk_like_tabled
 
+from structbench.bench.tasks import nested_reference, nested_schema
 from structbench.jsonschema.checker import SchemaChecker
 from structbench.jsonschema.frames import AFTER_VALUE
 from structbench.lm.vocab import Vocabulary
@@ -51,6 +52,21 @@ OBJECTS = {
 }
 
 
+# In schema order (strict objects, instances in their properties' order): a strict object's frame is read by its
+# place, whatever its node (`_place_as_read`), and below one that may not close by nothing (`_unclosable_below`)
+ORDERED = {
+    "nested, three levels": (nested_schema(3), json.loads(nested_reference(3))),
+    "strict, names sharing starts, in order": (OBJECTS["strict, names sharing starts"][0],
+                                               {"id": 2, "description": "d", "desk": 1, "names": ["x"], "zulu": 0}),
+    "one strict object under a key and in an array": ({"type": "object", "additionalProperties": False, "$defs": {
+        "o": {"type": "object", "additionalProperties": False, "required": ["id", "name"], "properties": {
+            "id": {"type": "integer"}, "name": {"type": "string"}, "tags": {"type": "array", "items": {
+                "type": "string"}}}}}, "properties": {"a": {"$ref": "#/$defs/o"}, "l": {"type": "array", "items": {
+                    "$ref": "#/$defs/o"}}}},
+        {"a": {"id": 1, "name": "a"}, "l": [{"id": 22, "name": "bb", "tags": ["x", "y"]}, {"id": 3, "name": "c"}]}),
+}
+
+
 def _groups(checker, dense, states, reach) -> dict:
     groups: dict = {}
     for i in states:
@@ -58,13 +74,13 @@ def _groups(checker, dense, states, reach) -> dict:
     return groups
 
 
-@pytest.mark.parametrize("name", sorted(SCHEMAS) + sorted(OBJECTS))
+@pytest.mark.parametrize("name", sorted(SCHEMAS) + sorted(OBJECTS) + sorted(ORDERED))
 def test_equal_mask_keys_allow_the_same_tokens(vocab, name):  # noqa: F811
     """Along an instance and random detours of allowed tokens, states with one mask key have one mask, each
-    walked on its own (LazyDense's vectorised walk, no sharing)."""
+    walked on its own (LazyDense's vectorised walk, no sharing); keys in any order, or in schema order (ORDERED)."""
     require_llama3(vocab)
-    schema, value = {**SCHEMAS, **OBJECTS}[name]
-    checker = SchemaChecker(schema, "any", "lesson")
+    schema, value = {**SCHEMAS, **OBJECTS, **ORDERED}[name]
+    checker = SchemaChecker(schema, "schema" if name in ORDERED else "any", "lesson")
     dense = LazyDense(checker, machine_boundaries(checker.special_chars()), vocab)
     states = reached_states(checker, dense, vocab, value, np.random.default_rng(3), branches=16)
     merged = 0
@@ -74,7 +90,7 @@ def test_equal_mask_keys_allow_the_same_tokens(vocab, name):  # noqa: F811
             assert np.array_equal(dense.mask(first)[0], dense.mask(other)[0]), (dense.states[first],
                                                                                 dense.states[other])
             merged += 1
-    if name in OBJECTS:  # objects whose used keys change as the answer goes on: some states must share
+    if name in OBJECTS or name in ORDERED:  # objects whose used keys change as the answer goes on: some share
         assert merged > 0
     if name == "JSON mode, nested":  # keys of one node at different depths share
         assert any(len({dense.states[i][:-1] for i in group}) > 1
@@ -148,9 +164,9 @@ def test_inside_a_key_only_names_a_token_can_close_count():
     assert key('{"name": "x", "n') == key('{"nick": "x", "n')
 
 
-def test_a_strict_key_reads_the_names_that_continue_it_and_schema_order_keeps_its_used_keys():
+def test_a_strict_key_reads_the_names_that_continue_it():
     """A strict object's key reads the names that may still come and continue its text (a used one no longer
-    does), whichever keys are used; keys in schema order are told by their place: no key there drops them."""
+    does), whichever keys are used."""
     strict = SchemaChecker({"type": "object", "additionalProperties": False, "properties": {
         "id": {"type": "integer"}, "name": {"type": "string"}, "nick": {"type": "string"}}}, "any", "lesson")
     key = lambda text: strict.mask_key(_after(strict, text), REACH)  # noqa: E731
@@ -158,10 +174,50 @@ def test_a_strict_key_reads_the_names_that_continue_it_and_schema_order_keeps_it
     assert key('{"id": 1, "n') == key('{"n')  # "id" does not continue "n"
     assert key('{"name": "x", "n') != key('{"n')
     assert key('{"nick": "x", "na') == key('{"na')
-    ordered = SchemaChecker({"type": "object", "additionalProperties": False, "properties": {
-        "a": {"type": "integer"}, "b": {"type": "integer"}}}, "schema", "lesson")
-    stack = _after(ordered, '{"a": 1')
-    assert all(ordered._mask_frame(frame, REACH) == frame for frame in stack)  # each frame's part is itself
+
+
+def test_schema_order_reads_an_objects_place_not_its_node():
+    """In schema order a strict object's frame is read by its place: the properties that may still come, as far as
+    a token reads them. The nested task's levels (each a node of its own) have one key at a key, after a comma,
+    at a value and inside one (below an object that may not close yet); a key at another place has another."""
+    reach = TokenReach(openings=REACH.openings, closings=REACH.closings, member_pops=False)
+    checker = SchemaChecker(nested_schema(3), "schema", "lesson")
+    key = lambda text: checker.mask_key(_after(checker, text), reach)  # noqa: E731
+    level_two = '{"name": "Ada", "age": 36, "child": '
+    for inner in ('{"', '{"na', '{"name', '{"name": ', '{"name": "B', '{"name": "Bo", ', '{"name": "Bo", "age": 7'):
+        assert key(inner) == key(level_two + inner), inner
+        one, two = ([f.node for f in _after(checker, text) if f.kind == "object"][-1] for text in (inner, level_two + inner))
+        assert one != two  # (the innermost objects are different nodes)
+    assert key('{"name": "Bo", "') != key('{"')  # "age" may come, not "name"
+    # a place with the same names to come, in an object of another shape, reads alike
+    other = SchemaChecker({"type": "object", "additionalProperties": False, "required": ["b"], "properties": {
+        "a": {"type": "integer"}, "b": {"type": "integer"}, "c": {"type": "integer"}}}, "schema", "lesson")
+    for inner in ('', '"', '"c'):
+        assert (other.mask_key(_after(other, '{"a": 1, "b": 2, ' + inner), reach)
+                == other.mask_key(_after(other, '{"b": 2, ' + inner), reach)), inner
+    assert other.mask_key(_after(other, '{"a": 1, "'), reach) != other.mask_key(_after(other, '{"b": 2, "'), reach)
+
+
+def test_below_an_object_that_may_not_close_no_token_reads(vocab):  # noqa: F811
+    """On Llama 3 (no token holds a quote, a colon and then a closing bracket): inside a value of an object whose
+    required key is still to come, the frames below the object are no part of the key, and its states under a key
+    and in an array have one mask; once the key is in, `"}]` is allowed in the array only, and their keys differ.
+    Where a token could write the key and close the object (member_pops), they differ too."""
+    require_llama3(vocab)
+    checker = SchemaChecker({"type": "object", "$defs": {"o": {"type": "object", "required": ["id"], "properties": {
+        "id": {"type": "integer"}, "name": {"type": "string"}, "n": {"type": "integer"}}}}, "properties": {
+        "a": {"$ref": "#/$defs/o"}, "l": {"type": "array", "items": {"$ref": "#/$defs/o"}}}}, "any", "lesson")
+    reach = token_reach(vocab)
+    pops = TokenReach(reach.openings, reach.closings, reach.opening_keys, True, reach.front_keys, reach.front_texts,
+                      reach.value_tails, reach.opening_texts, reach.close_texts, reach.closes_read_on)
+    dense = LazyDense(checker, machine_boundaries(checker.special_chars()), vocab)
+    for inner, alike in (('"name": "x', True), ('"name": "x"', True), ('"n": 1', True), ('"id": 1, "name": "x', False)):
+        stacks = [_after(checker, outer + inner) for outer in ('{"a": {', '{"l": [{')]
+        one, two = map(dense.id_of, stacks)
+        same_key = checker.mask_key(stacks[0], reach) == checker.mask_key(stacks[1], reach)
+        same_mask = np.array_equal(dense.mask(one)[0], dense.mask(two)[0])
+        assert same_key == same_mask == alike, inner
+        assert checker.mask_key(stacks[0], pops) != checker.mask_key(stacks[1], pops), inner
 
 
 def test_a_free_keys_text_and_node_are_read_only_as_far_as_a_token_closes_it():
