@@ -223,18 +223,27 @@ class ObjectKeys:
 
     def _place_as_read(self, frame: Frame, reach):
         """In schema order, what a token can find out about a strict object (no count rule, names alone) from below
-        a value of it or just after one: how far it reads each of `reach.openings` after the value, whether it may
-        close and whether a key may come (_reads_of_openings, which steps the checker itself). The object's node and
-        place tell nothing more (its value's node is the frame's `child`), so the checker's mask key leaves them
-        out: the nested task's levels, each a node of its own, share their masks. None where an opening reads on
-        to a value, or for other objects."""
+        a value of it or just after one: whether it may close, whether a key may come, and how far the openings
+        read: where none reads past a key's closing quote (`reach.opening_keys`), which of the names that may come
+        they close and how far they write each (as `_seen_as_read` reads a strict object's), else how far each
+        opening is read (_reads_of_openings, which steps the checker itself). The object's node and place tell
+        nothing more (its value's node is the frame's `child`), so the checker's mask key leaves them out: the
+        nested task's levels, each a node of its own, share their masks so. None for other objects, or where an
+        opening reads on to a value."""
         if not self._names_may_be_read(frame):
             return None
         reads = self._reads_for(reach)
         key = (self._place(frame.node, frame.at), frame.alts)  # (no count rule; in schema order `seen` moves nothing)
         found = reads.get(key, False)
         if found is False:
-            found = reads[key] = self._reads_of_openings(value_written(frame, frame.seen), reach.openings)
+            after = value_written(frame, frame.seen)
+            names = self._available_here(after)
+            if reach.opening_keys is None or len(names) > _FEW_NAMES:
+                found = self._reads_of_openings(after, reach.openings)
+            else:
+                found = (self._may_close(after), self._may_add_key(after), names & reach.opening_keys,
+                         frozenset(reach.opening_texts.as_far_as(name) for name in names))
+            reads[key] = found
         return found
 
     def _reads_for(self, reach) -> dict:

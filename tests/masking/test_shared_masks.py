@@ -199,19 +199,21 @@ def test_schema_order_reads_an_objects_place_not_its_node():
 
 
 def test_below_an_object_that_may_not_close_no_token_reads(vocab):  # noqa: F811
-    """On Llama 3 (no token holds a quote, a colon and then a closing bracket): inside a value of an object whose
-    required key is still to come, the frames below the object are no part of the key, and its states under a key
-    and in an array have one mask; once the key is in, `"}]` is allowed in the array only, and their keys differ.
-    Where a token could write the key and close the object (member_pops), they differ too."""
+    """On Llama 3 (no token holds a quote, a colon and then a closing bracket), in schema order: inside a value of
+    an object whose required key is still to come, the frames below the object are no part of the key, and its
+    states under a key and in an array have one mask; once the key is in, `1}]` is allowed in the array only, and
+    their keys differ. Where a token could write the key and close the object (member_pops), they differ too."""
     require_llama3(vocab)
-    checker = SchemaChecker({"type": "object", "$defs": {"o": {"type": "object", "required": ["id"], "properties": {
-        "id": {"type": "integer"}, "name": {"type": "string"}, "n": {"type": "integer"}}}}, "properties": {
-        "a": {"$ref": "#/$defs/o"}, "l": {"type": "array", "items": {"$ref": "#/$defs/o"}}}}, "any", "lesson")
+    checker = SchemaChecker({"type": "object", "additionalProperties": False, "$defs": {"o": {
+        "type": "object", "additionalProperties": False, "required": ["id", "n"], "properties": {
+            "id": {"type": "integer"}, "name": {"type": "string"}, "n": {"type": "integer"}}}}, "properties": {
+        "a": {"$ref": "#/$defs/o"}, "l": {"type": "array", "items": {"$ref": "#/$defs/o"}}}}, "schema", "lesson")
     reach = token_reach(vocab)
     pops = TokenReach(reach.openings, reach.closings, reach.opening_keys, True, reach.front_keys, reach.front_texts,
                       reach.value_tails, reach.opening_texts, reach.close_texts, reach.closes_read_on)
     dense = LazyDense(checker, machine_boundaries(checker.special_chars()), vocab)
-    for inner, alike in (('"name": "x', True), ('"name": "x"', True), ('"n": 1', True), ('"id": 1, "name": "x', False)):
+    for inner, alike in (('"id": 1', True), ('"id": 1, "name": "x', True), ('"id": 1, "name": "x"', True),
+                         ('"id": 1, "n": 2', False)):
         stacks = [_after(checker, outer + inner) for outer in ('{"a": {', '{"l": [{')]
         one, two = map(dense.id_of, stacks)
         same_key = checker.mask_key(stacks[0], reach) == checker.mask_key(stacks[1], reach)
