@@ -533,7 +533,8 @@ class SchemaChecker(ObjectKeys):
           property name is refused, and `reach.closings` are all the keys' ends a token can write;
         and in a key or after an object's comma, the frames below the object are left out where no token can
         close it from there (`reach.member_pops`); elsewhere, the frames below the innermost object or array where
-        no token can close it and read on (`_first_read`).
+        no token can close it and read on (`_first_read`). In schema order a strict object is read by its place, not
+        its node (`_place_as_read`), and the frames below one that may not close are left out (`_unclosable_below`).
         Each frame's part is numbered (equal parts, one number): the key is a tuple of small numbers, which the
         masks' table hashes at once, not the parts' nested tuples again at every state."""
         kept = self._mask_frames.get(id(reach))
