@@ -60,6 +60,7 @@ from structbench.jsonschema.frames import (
     with_seen,
     with_text,
     with_ws,
+    without_count,
 )
 from structbench.jsonschema.free_text import FREE_STRING
 from structbench.jsonschema.key_trie import KeyTrie
@@ -162,7 +163,11 @@ class SchemaChecker(ObjectKeys):
         self._names_beyond_bmp: dict = {}  # node id -> has a property name past U+FFFF (mask_key)
         self._names_readable: dict = {}  # node id -> _names_may_be_read (mask_key)
         self._seen_readable: dict = {}  # node id -> _seen_may_be_read (mask_key; told by the node alone)
-        self._places: dict = {}  # (node id, place) -> the place's properties, in schema order (ObjectKeys._place)
+        self._places: dict = {}  # object node id -> its places' numbers, in schema order (ObjectKeys._place)
+        self._place_numbers: dict = {}  # (a property, the number of the place after it) -> the place's number
+        self._last_required: dict = {}  # object node id -> the index of its last required property (schema order)
+        self._place_counts: dict | None = None  # a place's names to come (numbered) -> its object nodes (_place_shared)
+        self._shared_places: dict = {}  # object node id -> its places' numbers by the names that may come there
         self._available_at: dict = {}  # (node id, place) -> the names that may come there, in schema order (mask_key)
         self._free_string = FREE_STRING  # a free string's content as a DFA (string_content), one for every
         # checker: string mode keeps its tables on it per class partition (a few: string_mode._whole_tables), and
@@ -611,6 +616,8 @@ class SchemaChecker(ObjectKeys):
                     return read_as(frame, reads, _KEY_AS_READ, 0 if self._ordered else None)
             if reads is not None:
                 return with_seen(frame, reads)
+            if self._ordered and frame.count and not self.nodes[frame.node].counts_keys:
+                return without_count(frame)  # (in schema order only a count rule reads it)
         return frame
 
     def string_dfas(self) -> list:

@@ -162,6 +162,13 @@ def read_as(frame: Frame, reads, text: str, count: int | None = None) -> Frame:
                                  alts, ks))
 
 
+def without_count(frame: Frame) -> Frame:
+    """frame._replace(count=0): an object's frame in schema order, where no count rule reads its count, as a mask
+    key reads it."""
+    kind, node, phase, text, at, seen, esc, _, ws, child, alts, ks = frame
+    return tuple.__new__(Frame, (kind, node, phase, text, at, seen, esc, 0, ws, child, alts, ks))
+
+
 def read_at_place(frame: Frame, reads) -> Frame:
     """frame._replace(seen=reads, node=-1, at=0, count=0): an object's frame in schema order below a value, or after
     one, as a mask key reads it (ObjectKeys._place_as_read)."""

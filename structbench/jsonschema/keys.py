@@ -169,8 +169,12 @@ class ObjectKeys:
         node = self.nodes[frame.node]
         if frame.count < node.min_props:
             return False
-        if self._ordered:
-            return not any(name in node.required for name, _ in node.properties[frame.at:])
+        if self._ordered:  # no required property from its place on
+            last = self._last_required.get(frame.node)
+            if last is None:
+                last = self._last_required[frame.node] = max(
+                    (i for i, (name, _) in enumerate(node.properties) if name in node.required), default=-1)
+            return frame.at > last
         return node.required <= frame.seen
 
     def _seen_may_be_read(self, frame: Frame) -> bool:
@@ -230,7 +234,7 @@ class ObjectKeys:
         nothing more (its value's node is the frame's `child`), so the checker's mask key leaves them out: the
         nested task's levels, each a node of its own, share their masks so. None for other objects, or where an
         opening reads on to a value."""
-        if not self._names_may_be_read(frame):
+        if not self._names_may_be_read(frame) or not self._place_shared(frame.node, frame.at):
             return None
         reads = self._reads_for(reach)
         key = (self._place(frame.node, frame.at), frame.alts)  # (no count rule; in schema order `seen` moves nothing)
@@ -280,7 +284,7 @@ class ObjectKeys:
           continues `text` as some token's text, one of `parts` (KeyTexts.as_far_as), or whole where `parts` is
           None (every text a key's token may hold: more than is worth listing).
         Where any key may be written, every text goes on as some key. None where that does not settle it."""
-        if not self._names_may_be_read(frame):
+        if not self._names_may_be_read(frame) or self._ordered and not self._place_shared(frame.node, frame.at):
             return None
         node = self.nodes[frame.node]
         free = node.additional is not None
@@ -391,19 +395,48 @@ class ObjectKeys:
                 not node.counts_keys and node.additional is None if self._ordered else self._seen_may_be_read(frame))
         return found
 
-    def _place(self, node_id: int, at: int) -> tuple:
-        """In schema order, what a strict object's keys at place `at` are told by, whatever its node: each property
-        from there on, whether it is required, whether its value can be written. What a token reads after a comma
-        (_reads_of_openings: the names that may come, whether the object may close; a text that only a name before
-        `at` continues is refused as any other key is) and after a value (_tails_read) is told by it: objects of
-        one shape at different nodes (the nested task's levels) read it once."""
-        key = (node_id, at)
-        found = self._places.get(key)
+    def _place(self, node_id: int, at: int) -> int:
+        """In schema order, a number for what a strict object's keys at place `at` are told by, whatever its node:
+        each property from there on, whether it is required, whether its value can be written (equal places, one
+        number). What a token reads after a comma (_reads_of_openings: the names that may come, whether the object
+        may close; a text that only a name before `at` continues is refused as any other key is) and after a value
+        (_tails_read) is told by it: objects of one shape at different nodes (the nested task's levels) read it
+        once. A node's places are numbered at once, from its last: each is its property and the place after it."""
+        found = self._places.get(node_id)
         if found is None:
-            node = self.nodes[node_id]
-            found = self._places[key] = tuple((name, name in node.required, bool(self.nodes[c].kinds))
-                                              for name, c in node.properties[at:])
-        return found
+            node, numbers = self.nodes[node_id], self._place_numbers
+            found = [numbers.setdefault((), 0)]
+            for name, c in reversed(node.properties):
+                found.append(numbers.setdefault((name, name in node.required, bool(self.nodes[c].kinds), found[-1]),
+                                                len(numbers)))
+            found.reverse()
+            self._places[node_id] = found
+        return found[at]
+
+    def _place_shared(self, node_id: int, at: int) -> bool:
+        """In schema order, whether another object node has a place where the same names may come (and then,
+        the object may close or not alike): only then may this place's frames share a mask with another node's,
+        and only then are they read by their place (else the frame is its own key, as one object's keys are: the
+        nested task's levels have such places, the person task's object none, whose keys read by place cost it
+        a tenth of its fresh answer and shared nothing). An object node met at several places of a stack shares
+        its masks by its own frames (and the cuts below them) either way. Numbered as `_place` numbers places,
+        each property and the place after it, but ending at the first required one (the names that may come)."""
+        counts = self._place_counts
+        if counts is None:
+            counts, numbers = {}, {}
+            for k, node in enumerate(self.nodes):
+                if node.properties and "object" in node.kinds:
+                    places = [numbers.setdefault((), 0)]
+                    for name, c in reversed(node.properties):
+                        required = name in node.required
+                        places.append(numbers.setdefault((name, required, bool(self.nodes[c].kinds),
+                                                          0 if required else places[-1]), len(numbers)))
+                    places.reverse()
+                    self._shared_places[k] = places
+                    for number in set(places):
+                        counts[number] = counts.get(number, 0) + 1
+            self._place_counts = counts
+        return counts[self._shared_places[node_id][at]] > 1
 
     def _available_here(self, frame: Frame) -> frozenset[str]:
         """In schema order, the property names that may come at this frame's place (`_available`; with no count

@@ -38,9 +38,10 @@ a token does read on (`"},`, `1},`, `},`): those keep their depth.
 
 The sixth is, with keys in schema order, a strict object's node, place and count: what a token reads of it is
 which names may still come (and whether it may close), as far as tokens write them, so objects of one shape at
-different nodes share their masks (the checker's `_place_as_read`); and the frames below an object that may not
-close once its value is written, a required key to come, since no token closes it (`_unclosable_below`, where
-`member_pops` is false). The nested task's levels, each a node of its own, build 47 masks where they built 102.
+different nodes share their masks (the checker's `_place_as_read`, asked where another node has such a place:
+`_place_shared`); and the frames below an object that may not close once its value is written, a required key to
+come, since no token closes it (`_unclosable_below`, where `member_pops` is false). The nested task's levels, each
+a node of its own, build 47 masks where they built 102.
 """
 
 from __future__ import annotations

@@ -177,9 +177,10 @@ def test_a_strict_key_reads_the_names_that_continue_it():
 
 
 def test_schema_order_reads_an_objects_place_not_its_node():
-    """In schema order a strict object's frame is read by its place: the properties that may still come, as far as
-    a token reads them. The nested task's levels (each a node of its own) have one key at a key, after a comma,
-    at a value and inside one (below an object that may not close yet); a key at another place has another."""
+    """In schema order a strict object's frame is read by its place where another object node has that place: the
+    properties that may still come, as far as a token reads them. The nested task's levels (each a node of its own)
+    have one key at a key, after a comma, at a value and inside one (below an object that may not close yet); a key
+    at another place has another."""
     reach = TokenReach(openings=REACH.openings, closings=REACH.closings, member_pops=False)
     checker = SchemaChecker(nested_schema(3), "schema", "lesson")
     key = lambda text: checker.mask_key(_after(checker, text), reach)  # noqa: E731
@@ -189,9 +190,13 @@ def test_schema_order_reads_an_objects_place_not_its_node():
         one, two = ([f.node for f in _after(checker, text) if f.kind == "object"][-1] for text in (inner, level_two + inner))
         assert one != two  # (the innermost objects are different nodes)
     assert key('{"name": "Bo", "') != key('{"')  # "age" may come, not "name"
-    # a place with the same names to come, in an object of another shape, reads alike
+    # An object whose places no other object has (one level: the person task's) is its own frame, but for its count,
+    # which no rule reads: one place reached with one key or two reads alike.
     other = SchemaChecker({"type": "object", "additionalProperties": False, "required": ["b"], "properties": {
         "a": {"type": "integer"}, "b": {"type": "integer"}, "c": {"type": "integer"}}}, "schema", "lesson")
+    frame = _after(other, '{"b": 2, "')[-1]
+    assert other._key_as_read(frame, reach) is None and other._mask_frame(frame, reach) == frame._replace(count=0)
+    assert checker._key_as_read(_after(checker, '{"na')[-1], reach) is not None  # (the nested levels' places)
     for inner in ('', '"', '"c'):
         assert (other.mask_key(_after(other, '{"a": 1, "b": 2, ' + inner), reach)
                 == other.mask_key(_after(other, '{"b": 2, ' + inner), reach)), inner
