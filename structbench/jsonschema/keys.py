@@ -197,8 +197,8 @@ class ObjectKeys:
         (`reach.opening_texts`, as `_names_as_read` reads them). Else it is how far the object reads into each
         opening.
         None where that does not settle it: an object whose count or repeat rule reads `seen` in other ways
-        (maxProperties, distinct keys), keys in schema order, or an opening that reads on to a value. Equal
-        answers: no token tells the two apart."""
+        (maxProperties, distinct keys), or an opening that reads on to a value. Equal answers: no token tells the
+        two apart. In schema order, the object's place as read (`_place_as_read`)."""
         if self._ordered:
             return self._place_as_read(frame, reach)
         if not self._seen_may_be_read(frame):
