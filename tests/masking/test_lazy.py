@@ -673,11 +673,11 @@ def test_a_key_whose_text_is_not_kept_reads_as_a_free_string():
     assert dfa is not FREE_STRING
 
 
-def walk_like_tabled(vocab, schema, value):
+def walk_like_tabled(vocab, schema, value, key_order="any"):
     """Lazy's and tabled's masks along the answer, compared (bits, and the boolean rows after them); returns lazy's
     constraint."""
     task = Task("t", "schema", schema, json.dumps(value, separators=(", ", ": ")))
-    lazy, tabled = (compile_constraint(task, vocab, s, "any", "lesson") for s in ("lazy", "tabled"))
+    lazy, tabled = (compile_constraint(task, vocab, s, key_order, "lesson") for s in ("lazy", "tabled"))
     a, b = lazy.start(), tabled.start()
     for tid in vocab.encode(task.reference) + [vocab.eos_id]:
         assert np.array_equal(lazy.mask_bits(a), tabled.mask_bits(b))

@@ -131,6 +131,14 @@ def test_the_lazy_strategy_shares_masks_and_walks_like_tabled(vocab):  # noqa: F
     assert lazy.work.masks_shared > 0
 
 
+def test_the_nested_tasks_levels_share_masks_in_schema_order(vocab):  # noqa: F811
+    """End to end, keys in schema order (the speed sweep's): along the nested task's answer at depth 4, lazy reads
+    back more masks than it builds (each level a node of its own: `_place_as_read`), and its masks stay tabled's."""
+    require_llama3(vocab)
+    lazy = walk_like_tabled(vocab, nested_schema(4), json.loads(nested_reference(4)), "schema")
+    assert lazy.work.masks_shared > lazy.work.masks_built, lazy.work
+
+
 # --- the keys themselves, with a reach given -------------------------------------------------------------
 
 REACH = TokenReach(openings=(',"', ',"a'), closings=frozenset({"", "id"}))
