@@ -78,14 +78,13 @@ def _unbounded() -> dict[tuple, NumberLexeme]:
 
 @cache
 def unbounded_number_dfa(pattern: str) -> DFA:
-    """The trimmed, minimal DFA of a number no keyword bounds (`pattern` one of scalars.UNBOUNDED_NUMBERS): JSON's
-    number syntax, nothing of a schema, so one for every schema, built once per process and kept through a cold
-    start as its lexeme is (a fresh schema's integer does not compile JSON's number grammar again: a fifth of a
-    compile). Minimal: an integer after one digit and after two is one state (one checker state, one mask)."""
-    from structbench.regular.automata import minimize, trim
+    """The trimmed DFA of a number no keyword bounds (`pattern` one of scalars.UNBOUNDED_NUMBERS): JSON's number
+    syntax, nothing of a schema, so one for every schema, built once per process and kept through a cold start as
+    its lexeme is (a fresh schema's integer does not compile JSON's number grammar again: a fifth of a compile)."""
+    from structbench.regular.automata import trim
     from structbench.regular.dfa import compile_pattern
 
-    return minimize(trim(compile_pattern(pattern)))
+    return trim(compile_pattern(pattern))
 
 
 class LiteralLexeme:

@@ -18,7 +18,6 @@ from structbench.regular.dfa import (
     DFA,
     EMPTY,
     crawl,
-    merge_adjacent,
     non_ascii_codes,
     row_non_ascii_codes,
 )
@@ -50,31 +49,6 @@ def trim(dfa: DFA) -> DFA | None:
     if not live[dfa.start]:
         return None
     return crawl(dfa.start, lambda s: [move for move in dfa.moves[s] if live[move[2]]], dfa.accepting.__contains__)
-
-
-def minimize(dfa: DFA) -> DFA:
-    """The DFA with its equivalent states merged (Moore's refinement: states split while one accepts and the other
-    does not, or their moves, their touching intervals to one block joined, lead into different blocks), numbered
-    by the crawl every DFA is. Used where no state count is pinned: JSON's number syntax (lexemes.py), where a
-    subset construction leaves an integer's state after one digit apart from its state after two, which step
-    alike (each a checker state of its own, and a mask)."""
-    n = dfa.n_states
-    block = [1 if s in dfa.accepting else 0 for s in range(n)]
-    count = len(set(block))
-    while True:
-        signatures: dict = {}
-        split = [signatures.setdefault((block[s], tuple(merge_adjacent([(lo, hi, block[t]) for lo, hi, t in
-                                                                        dfa.moves[s]]))), len(signatures))
-                 for s in range(n)]
-        if len(signatures) == count:  # (refinement only splits: as many blocks, the same blocks)
-            break
-        block, count = split, len(signatures)
-    first = {}
-    for s in range(n):
-        first.setdefault(block[s], s)
-    return crawl(block[dfa.start],
-                 lambda b: merge_adjacent([(lo, hi, block[t]) for lo, hi, t in dfa.moves[first[b]]]),
-                 lambda b: first[b] in dfa.accepting)
 
 
 def intersect(a: DFA, b: DFA) -> DFA | None:

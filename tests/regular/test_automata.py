@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 
 from structbench.errors import TooComplex
@@ -100,27 +98,3 @@ def test_a_length_counters_product_is_the_crawled_one_state_for_state(bounds):
     with using(Limits(max_dfa_states=30)):
         with pytest.raises(TooComplex, match="the intersection needs more than 30 states"):
             intersect_all([any_string(0, 40), format_dfa("email")])
-
-
-def _words(alphabet: str, longest: int):
-    """Every text over `alphabet` up to `longest` characters."""
-    return ["".join(letters) for n in range(longest + 1) for letters in itertools.product(alphabet, repeat=n)]
-
-
-@pytest.mark.parametrize("pattern, states", [
-    ("-?(?:0|[1-9][0-9]*)", 4),  # after one digit and after two: one state (5 unminimised)
-    ("-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", 9),
-    ("a*|b+c*", None), ("(?:ab|ac)*d?", None), ("[a-c]{1,3}", None), ("x|xy|xyz", None)])
-def test_minimize_merges_equivalent_states_and_keeps_the_language(pattern, states):
-    """The minimal DFA accepts every text the DFA accepts and no other (all texts over its characters up to five
-    long), has no two states that step alike (minimizing it again changes nothing), and no more states."""
-    from structbench.regular.automata import minimize
-
-    dfa = trim(compile_pattern(pattern))
-    small = minimize(dfa)
-    alphabet = "".join(sorted({ch for ch in pattern if ch.isalnum() or ch in ".-+"} | {"z"}))
-    for word in _words(alphabet, 5):
-        assert small.accepts(word) == dfa.accepts(word), word
-    assert minimize(small) == small and small.n_states <= dfa.n_states
-    if states is not None:
-        assert small.n_states == states < dfa.n_states
