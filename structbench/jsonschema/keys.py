@@ -216,10 +216,7 @@ class ObjectKeys:
             elif node.additional is not None:
                 found = (self._may_close(after), self._may_add_key(after), after.seen & reach.opening_keys)
             elif not node.patterns and len(self._writable_names(after.node)) <= _FEW_NAMES:
-                # only property names: those that may come, as far as an opening writes them
-                names = self._writable_names(after.node) - after.seen
-                found = (self._may_close(after), self._may_add_key(after), names & reach.opening_keys,
-                         frozenset(reach.opening_texts.as_far_as(name) for name in names))
+                found = self._names_as_opened(after, self._writable_names(after.node) - after.seen, reach)
             else:
                 found = self._reads_of_openings(after, reach.openings)
             reads[key] = found
@@ -245,10 +242,16 @@ class ObjectKeys:
             if reach.opening_keys is None or len(names) > _FEW_NAMES:
                 found = self._reads_of_openings(after, reach.openings)
             else:
-                found = (self._may_close(after), self._may_add_key(after), names & reach.opening_keys,
-                         frozenset(reach.opening_texts.as_far_as(name) for name in names))
+                found = self._names_as_opened(after, names, reach)
             reads[key] = found
         return found
+
+    def _names_as_opened(self, after: Frame, names: frozenset[str], reach) -> tuple:
+        """A strict object after a value, where `names` may come, as the openings read it (no opening reads past a
+        key's closing quote: `reach.opening_keys` known): whether it may close, whether a key may come, which of the
+        names the openings close, and how far they write each (KeyTexts.as_far_as)."""
+        return (self._may_close(after), self._may_add_key(after), names & reach.opening_keys,
+                frozenset(reach.opening_texts.as_far_as(name) for name in names))
 
     def _reads_for(self, reach) -> dict:
         """This checker's kept reads of used keys for one TokenReach (what they read depends on it)."""
@@ -404,14 +407,21 @@ class ObjectKeys:
         once. A node's places are numbered at once, from its last: each is its property and the place after it."""
         found = self._places.get(node_id)
         if found is None:
-            node, numbers = self.nodes[node_id], self._place_numbers
-            found = [numbers.setdefault((), 0)]
-            for name, c in reversed(node.properties):
-                found.append(numbers.setdefault((name, name in node.required, bool(self.nodes[c].kinds), found[-1]),
-                                                len(numbers)))
-            found.reverse()
-            self._places[node_id] = found
+            found = self._places[node_id] = self._numbered_places(node_id, self._place_numbers, False)
         return found[at]
+
+    def _numbered_places(self, node_id: int, numbers: dict, to_required: bool) -> list[int]:
+        """Each place of an object node numbered in `numbers` (equal places, one number), from its last: a place is
+        its property (the name, whether required, whether its value can be written) and the place after it, or
+        where `to_required` and the property is required, nothing after it (the names that may come there)."""
+        node = self.nodes[node_id]
+        places = [numbers.setdefault((), 0)]
+        for name, c in reversed(node.properties):
+            required = name in node.required
+            after = 0 if to_required and required else places[-1]
+            places.append(numbers.setdefault((name, required, bool(self.nodes[c].kinds), after), len(numbers)))
+        places.reverse()
+        return places
 
     def _place_shared(self, node_id: int, at: int) -> bool:
         """In schema order, whether another object node has a place where the same names may come (and then,
@@ -426,13 +436,7 @@ class ObjectKeys:
             counts, numbers = {}, {}
             for k, node in enumerate(self.nodes):
                 if node.properties and "object" in node.kinds:
-                    places = [numbers.setdefault((), 0)]
-                    for name, c in reversed(node.properties):
-                        required = name in node.required
-                        places.append(numbers.setdefault((name, required, bool(self.nodes[c].kinds),
-                                                          0 if required else places[-1]), len(numbers)))
-                    places.reverse()
-                    self._shared_places[k] = places
+                    places = self._shared_places[k] = self._numbered_places(k, numbers, True)
                     for number in set(places):
                         counts[number] = counts.get(number, 0) + 1
             self._place_counts = counts
@@ -448,7 +452,7 @@ class ObjectKeys:
         return found
 
     def _place_after(self, node_id: int, name: str) -> int:
-        """In schema order, an object's place once `name`'s value is written (as _key_end moves it)."""
+        """In schema order, an object's place once its key `name` is written: after the first property so named."""
         return next(i for i, (n, _) in enumerate(self.nodes[node_id].properties) if n == name) + 1
 
     def _beyond_bmp(self, node_id: int) -> bool:
@@ -753,7 +757,7 @@ class ObjectKeys:
         if text != OTHER and (self._is_available(top, text) if not self._ordered else text in self._available(top)):
             child = self._key_index(top.node)[1][text]  # child_for_key's answer, without its scan
             if self._ordered:
-                at = next(i for i, (name, _) in enumerate(node.properties) if name == text) + 1
+                at = self._place_after(top.node, text)
                 return rest + (top._replace(phase=COLON, at=at, child=child, text="", esc="", ks=(),
                                             count=top.count + 1),)
         elif self._others_allowed(top) and not (text != OTHER and self._is_property(top.node, text)):
