@@ -55,6 +55,7 @@ from structbench.jsonschema.frames import (
     read_as,
     read_at_place,
     value_done,
+    value_opened,
     with_at,
     with_phase,
     with_seen,
@@ -93,6 +94,46 @@ _MAY_READ = {  # (kind, phase) -> a superset of what _step_object / _step_array 
     (OBJECT, OPEN): '"}', (OBJECT, AFTER_COMMA): '"', (OBJECT, AFTER_VALUE): ",}", (OBJECT, COLON): ":",
     (ARRAY, AFTER_VALUE): ",]", (ROOT, DONE): "",
 }
+
+
+def _longest_uncut(reach) -> int:
+    """The longest stack _depth_cut never cuts (it keeps the root and one container more than a token closes and
+    reads on past, and a leaf above them): those are not asked. Every stack where the reach does not know."""
+    if reach.pops_read_on is None or reach.string_pops_read_on is None:
+        return 1 << 62
+    return min(reach.pops_read_on + 1, reach.string_pops_read_on + 2)
+
+
+def _depth_cut(stack, reach) -> int:
+    """The index of the container below which no token reads, else 0. A token reads a frame below the top only
+    once it has closed every frame above it; it closes a container only by that container's own `}` or `]` (a
+    string by its quote, a number or a literal by the character after it, read by the container below), and one
+    that closes a container with its last character tells the frame below only that a value ended, which refuses
+    nothing (_close). So a token with at most n closing brackets followed by a character (`reach.pops_read_on`
+    from outside a string, `string_pops_read_on` from inside one or a key) reads no frame below the (n + 1)-th
+    container from the top: a mask key leaves those out (the nested task's levels share their pets' masks, each
+    level a root and a container deeper). Asked only where every frame down to that container is an object or an
+    array, with a string, number or literal leaf at the top or none (a union at the top holds its branches
+    inside its frame: not asked)."""
+    top = stack[-1]
+    kind = top.kind
+    if kind == STRING:
+        reads, j = reach.string_pops_read_on, len(stack) - 2
+    elif kind == NUMBER or kind == LITERAL:
+        reads, j = reach.pops_read_on, len(stack) - 2
+    elif kind == OBJECT or kind == ARRAY:
+        # (an object's key is read as a string: the larger of the two)
+        reads = max(reach.pops_read_on, reach.string_pops_read_on) if top.phase == KEY else reach.pops_read_on
+        j = len(stack) - 1
+    else:
+        return 0
+    if reads is None or j - reads < 1:
+        return 0
+    for j in range(j, j - reads - 1, -1):  # the innermost container and the `reads` below it
+        kind = stack[j].kind
+        if kind != OBJECT and kind != ARRAY:
+            return 0
+    return j
 
 
 def _plain_promise(dfa, at: int) -> tuple[str, str] | None:
@@ -545,7 +586,8 @@ class SchemaChecker(ObjectKeys):
         kept = self._mask_frames.get(id(reach))
         if kept is None or kept[0] is not reach:
             kept = self._mask_frames[id(reach)] = (reach, {}, {}, {},
-                                                   never_cut(self.whitespace, reach.closes_read_on))
+                                                   never_cut(self.whitespace, reach.closes_read_on),
+                                                   _longest_uncut(reach))
         frames, parts = kept[1], kept[2]  # frame -> its part's number (stacks share most of their frames)
         top = stack[-1]
         # In a key, or after a comma before one, no token reaches below the object (it would have to close it,
@@ -562,6 +604,8 @@ class SchemaChecker(ObjectKeys):
                                                                                                   kept[3])
         if self._ordered and not reach.member_pops:  # nor below an object no token can close (_unclosable_below)
             first = max(first, self._unclosable_below(stack))
+        if len(stack) > kept[5]:  # nor below the containers a token may close (_depth_cut)
+            first = max(first, _depth_cut(stack, reach))
         out = [_BELOW_UNREAD] if first else []
         for frame in stack[first:] if first else stack:
             got = frames.get(frame)
@@ -758,8 +802,8 @@ class SchemaChecker(ObjectKeys):
             return rest + (with_phase(top, AFTER_COMMA),)
         if phase == COLON:
             return rest + (with_phase(top, VALUE),) if ch == ":" else None
-        if phase == VALUE:
-            return self._open_value(rest + (with_ws(top, 0),), top.child, ch)
+        if phase == VALUE:  # (in schema order, the value's node forgotten below it: value_opened)
+            return self._open_value(rest + (value_opened(top) if self._ordered else with_ws(top, 0),), top.child, ch)
         return None
 
     def _step_array(self, stack: Stack, ch: str) -> Stack | None:

@@ -125,6 +125,16 @@ def value_done(frame: Frame) -> Frame:
     return tuple.__new__(Frame, (kind, node, Phase.AFTER_VALUE, text, at, seen, esc, count, 0, -1, alts, ks))
 
 
+def value_opened(frame: Frame) -> Frame:
+    """frame._replace(ws=0, child=-1): an object below the value it has just opened. The value's node is read only
+    before its first character (may_read), and closing the value sets both so (value_done): kept, it tells apart
+    stacks no step does. With keys in schema order, where a mask key reads an object by its place, not its node,
+    that is what keeps the nested task's levels apart below each one's child; in any order the node is in the key
+    anyway, and a frame made anew as a value opens is one more for the key to read (SchemaChecker.mask_key)."""
+    kind, node, phase, text, at, seen, esc, count, _, _, alts, ks = frame
+    return tuple.__new__(Frame, (kind, node, phase, text, at, seen, esc, count, 0, -1, alts, ks))
+
+
 # An object's frame as a key opens, closes, or has its value written, and as a mask key reads it: asked at a key's
 # every state, so made directly too.
 

@@ -42,6 +42,13 @@ different nodes share their masks (the checker's `_place_as_read`, asked where a
 `_place_shared`); and the frames below an object that may not close once its value is written, a required key to
 come, since no token closes it (`_unclosable_below`, where `member_pops` is false). The nested task's levels, each
 a node of its own, build 44 masks where they built 102.
+
+The seventh is everything below the container a token would have to close after more closing brackets than any
+token holds with a character after them (`TokenReach.pops_read_on`: Llama 3's `}}},\n` closes three and reads on,
+`string_pops_read_on`: from inside a string `"}},\n` closes two): the checker's `_depth_cut`, by counting alone,
+where every frame down to there is an object or an array. One node met at every depth of a tree shares its masks
+below that depth; with keys in schema order an object also forgets its value's node once the value has opened
+(`value_opened`), so the nested task's pets at levels 5 to 2 have one key (38 masks built where 44 were).
 """
 
 from __future__ import annotations
@@ -135,7 +142,12 @@ class TokenReach:
     close_texts: the tokens with a closing bracket (`}` or `]`) before their last character: only these can close
     an object or array and read on (structbench.jsonschema.container_reach; Llama 3: 972). None (a reach made by
     hand): not known, and no frame is left out for it.
-    closes_read_on: container_reach's answers for this vocabulary, kept by whitespace policy and container."""
+    closes_read_on: container_reach's answers for this vocabulary, kept by whitespace policy and container.
+    pops_read_on, string_pops_read_on: the most closing brackets (`}` or `]`) outside strings, each with a
+    character after it, that one token holds, read from outside a string and from inside one (after a backslash
+    or not): a token closes no more containers than that and reads on, so none reads a frame below the container
+    that many more below the innermost (SchemaChecker._depth_cut; Llama 3: 3, as `}}},\\n`, and 2, as `"}},\\n`).
+    None (a reach made by hand): not known, and no frame is left out for it."""
 
     openings: tuple[str, ...]
     closings: frozenset[str]
@@ -147,6 +159,8 @@ class TokenReach:
     opening_texts: KeyTexts = KeyTexts()
     close_texts: tuple[str, ...] | None = None
     closes_read_on: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    pops_read_on: int | None = None
+    string_pops_read_on: int | None = None
 
 
 def token_reach(vocab: Vocabulary) -> TokenReach:
@@ -162,10 +176,35 @@ def token_reach(vocab: Vocabulary) -> TokenReach:
                               for m in _VALUE_END.finditer(text, after.end())}))
         opened = _fronts(text[1:] for text in openings)[1]  # (after each opening's comma: a token opening a key)
         close_texts = tuple(sorted({text for text in texts if _CLOSE_READ_ON.search(text)}))
+        outside = max((_closes_read_on(text, False, False) for text in close_texts), default=0)
+        inside = max((_closes_read_on(text, True, escaped) for text in close_texts for escaped in (False, True)),
+                     default=0)
         found = vocab.__dict__["_token_reach"] = TokenReach(openings, frozenset(closings), _opening_keys(openings),
                                                             pops, front_keys, front_texts, tails, opened,
-                                                            close_texts)
+                                                            close_texts, pops_read_on=outside,
+                                                            string_pops_read_on=inside)
     return found
+
+
+def _closes_read_on(text: str, in_string: bool, escaped: bool) -> int:
+    """How many closing brackets outside strings `text` holds with a character after them, read from outside a
+    string or from inside one (`escaped`: just after its backslash). An upper bound on the containers a token
+    closes and then reads on past: a bracket another of the token's brackets opened, or one the checker refuses
+    there, is counted too. (Only close_texts have one: a text with none counts 0.)"""
+    last, count = len(text) - 1, 0
+    for k, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif (ch == "}" or ch == "]") and k < last:
+            count += 1
+    return count
 
 
 def _fronts(texts) -> tuple[frozenset[str], KeyTexts]:

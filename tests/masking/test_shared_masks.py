@@ -34,6 +34,12 @@ OBJECTS = {
         "id": {"type": "integer"}, "name": {"type": "string"}}, "required": ["id"]}},
         [{"id": 1, "name": "a"}, {"name": "bb", "id": 2}, {"id": 3}, {"id": 4, "name": "d", "x": [{"id": 5}]}]),
     "JSON mode, nested": ({}, {"a": {"b": {"c": 1, "d": [{"e": "f"}]}, "g": 2}, "h": {"i": {"j": True}}}),
+    # One node at every depth, deeper than a token closes containers and reads on: the frames below are left out
+    "recursive tree, six deep": ({"$defs": {"n": {"type": "object", "properties": {
+        "v": {"type": "integer"}, "s": {"type": "string"}, "c": {"type": "array", "items": {"$ref": "#/$defs/n"}}}}},
+        "$ref": "#/$defs/n"},
+        {"v": 1, "c": [{"s": "a", "c": [{"v": 2, "c": [{"c": [{"s": "b]}", "c": [{"v": 3, "c": [{"s": "c"}]}]}]},
+                                                        {"v": 4}]}]}], "s": "d"}),
     # Strict keys whose names share their starts: a key, and the place after a comma, read the names that may
     # come only as far as a token can write them (`_names_as_read`)
     "strict, names sharing starts": ({"type": "object", "additionalProperties": False, "required": ["id"],
@@ -58,6 +64,9 @@ ORDERED = {
     "nested, three levels": (nested_schema(3), json.loads(nested_reference(3))),
     "strict, names sharing starts, in order": (OBJECTS["strict, names sharing starts"][0],
                                                {"id": 2, "description": "d", "desk": 1, "names": ["x"], "zulu": 0}),
+    # Deeper than a token closes containers and reads on (Llama 3: 3, from a string 2): the levels' pets share
+    # their masks below them (_depth_cut), each level's frame below its child read by its place alone
+    "nested, five levels": (nested_schema(5), json.loads(nested_reference(5))),
     "one strict object under a key and in an array": ({"type": "object", "additionalProperties": False, "$defs": {
         "o": {"type": "object", "additionalProperties": False, "required": ["id", "name"], "properties": {
             "id": {"type": "integer"}, "name": {"type": "string"}, "tags": {"type": "array", "items": {
@@ -558,6 +567,60 @@ def _one_mask_per_key(checker, vocab, prefixes) -> dict:
         for prefix, stack in group[1:]:
             assert mask(stack) == first, (group[0][0], prefix)
     return {prefix: key for key, group in groups.items() for prefix, _ in group}
+
+
+def test_closes_read_on_counts_closing_brackets_outside_strings_with_a_character_after():
+    from structbench.masking.shared_masks import _closes_read_on
+
+    assert _closes_read_on("}}},\n", False, False) == 3
+    assert _closes_read_on("}}}", False, False) == 2  # (the last closes, and reads nothing on)
+    assert _closes_read_on('"}},\n', True, False) == 2  # the string's quote, then two brackets
+    assert _closes_read_on('"}},\n', False, False) == 0  # the quote opens a string: its brackets are text
+    assert _closes_read_on('x]}"', True, False) == 0  # inside the string
+    assert _closes_read_on('\\"]]x', True, False) == 0  # an escaped quote does not close it
+    assert _closes_read_on('"]]x', True, True) == 0  # just after a backslash: the quote is escaped
+    assert _closes_read_on('\\"]]x', True, True) == 2  # the backslash escaped, the quote closes
+    assert _closes_read_on("[]],", False, False) == 2  # (one it opened itself: counted too, a bound)
+
+
+def test_token_reach_counts_the_closes_a_llama3_token_reads_on_past(vocab):  # noqa: F811
+    require_llama3(vocab)
+    reach = token_reach(vocab)
+    assert (reach.pops_read_on, reach.string_pops_read_on) == (3, 2)  # `}}},\n`; `"}},\n`
+
+
+@pytest.mark.parametrize("extra, apart", [
+    ([], []),
+    (["]],", '"]],'], []),  # two closes read on past, from outside a string and from inside one: as deep as that
+    (["]]],"], ["[[[", "[[[1"]),  # three: the stack one level less deep is read to its root
+    (['"]]],'], ['[[["x']),  # three from inside a string
+])
+def test_below_the_containers_a_token_can_close_no_frame_is_read(extra, apart):
+    """A stack one array deeper than another shares its key where no token closes more arrays than both hold
+    and reads on (each key's masks asserted equal, every token fed whole); with one that does, they differ."""
+    checker = SchemaChecker({}, "any", "lesson")
+    vocab = Vocabulary(list('{}[]",:1x ') + extra + ["<eos>"], eos="<eos>", name=f"depth {extra}")
+    pairs = [("[[[", "[[[["), ("[[[1", "[[[[1"), ('[[["x', '[[[["x')]
+    keys = _one_mask_per_key(checker, vocab, [prefix for pair in pairs for prefix in pair])
+    for shallow, deep in pairs:
+        assert (keys[shallow] != keys[deep]) is (shallow in apart), (shallow, extra)
+
+
+def test_the_nested_tasks_pets_share_a_key_below_the_containers_a_token_closes(vocab):  # noqa: F811
+    """In schema order, inside each level's pet (a string, in an array, in that level's object), levels 5 to 2
+    share one key: below the level's parent no Llama 3 token reads (`"}},\\n` closes two and reads on), and the
+    parent's frame is read by its place, not by its child's node (`below_value`). Level 1's parent is the root:
+    its own key. Each key's masks are equal."""
+    require_llama3(vocab)
+    checker = SchemaChecker(nested_schema(5), "schema", "lesson")
+    text, reach = nested_reference(5), token_reach(vocab)
+    prefixes = [text[:k + len('"pets": ["')] for k in range(len(text)) if text.startswith('"pets": [', k)]
+    dense = LazyDense(checker, machine_boundaries(checker.special_chars()), vocab)
+    states = [dense.id_of(_after(checker, prefix)) for prefix in prefixes]  # level 5 first
+    keys = [checker.mask_key(dense.states[i], reach) for i in states]
+    assert len(set(keys[:4])) == 1 and keys[4] != keys[0]
+    for i in states[1:4]:
+        assert np.array_equal(dense.mask(states[0])[0], dense.mask(i)[0])
 
 
 @pytest.mark.parametrize("token, deep, shallow", [
