@@ -112,7 +112,7 @@ def _depth_cut(stack, reach) -> int:
     nothing (_close). So a token with at most n closing brackets followed by a character (`reach.pops_read_on`
     from outside a string, `string_pops_read_on` from inside one or a key) reads no frame below the (n + 1)-th
     container from the top: a mask key leaves those out (the nested task's levels share their pets' masks, each
-    level a root and a container deeper). Asked only where every frame down to that container is an object or an
+    level's stack one object deeper than the next one in). Asked only where every frame down to that container is an object or an
     array, with a string, number or literal leaf at the top or none (a union at the top holds its branches
     inside its frame: not asked)."""
     top = stack[-1]
