@@ -112,9 +112,9 @@ def _depth_cut(stack, reach) -> int:
     nothing (_close). So a token with at most n closing brackets followed by a character (`reach.pops_read_on`
     from outside a string, `string_pops_read_on` from inside one or a key) reads no frame below the (n + 1)-th
     container from the top: a mask key leaves those out (the nested task's levels share their pets' masks, each
-    level's stack one object deeper than the next one in). Asked only where every frame down to that container is an object or an
-    array, with a string, number or literal leaf at the top or none (a union at the top holds its branches
-    inside its frame: not asked)."""
+    level's stack one object deeper than the next one in). Asked only where every frame down to that container
+    is an object or an array, with a string, number or literal leaf at the top or none (a union at the top holds
+    its branches inside its frame: not asked), and only where the reach knows both counts (_longest_uncut)."""
     top = stack[-1]
     kind = top.kind
     if kind == STRING:
@@ -127,7 +127,7 @@ def _depth_cut(stack, reach) -> int:
         j = len(stack) - 1
     else:
         return 0
-    if reads is None or j - reads < 1:
+    if j - reads < 1:
         return 0
     for j in range(j, j - reads - 1, -1):  # the innermost container and the `reads` below it
         kind = stack[j].kind

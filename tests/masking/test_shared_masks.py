@@ -204,7 +204,8 @@ def test_schema_order_reads_an_objects_place_not_its_node():
     level_two = '{"name": "Ada", "age": 36, "child": '
     for inner in ('{"', '{"na', '{"name', '{"name": ', '{"name": "B', '{"name": "Bo", ', '{"name": "Bo", "age": 7'):
         assert key(inner) == key(level_two + inner), inner
-        one, two = ([f.node for f in _after(checker, text) if f.kind == "object"][-1] for text in (inner, level_two + inner))
+        one, two = ([f.node for f in _after(checker, text) if f.kind == "object"][-1]
+                    for text in (inner, level_two + inner))
         assert one != two  # (the innermost objects are different nodes)
     assert key('{"name": "Bo", "') != key('{"')  # "age" may come, not "name"
     # An object whose places no other object has (one level: the person task's) is its own frame, but for its count,
