@@ -82,6 +82,8 @@ _SEEN_UNREAD = frozenset({COLON, VALUE, AFTER_VALUE})  # an object's phases whos
 _MEMBER_NEXT = frozenset({KEY, AFTER_COMMA})  # an object's phases that no token leaves below it (mask_key)
 _TOP_ALONE = "top alone"  # mask_key's mark of a key that is the top frame's alone
 _BELOW_UNREAD = "below unread"  # mask_key's mark of a key that leaves out the frames below the innermost container
+_VALUE_ALONE = "value alone"  # mask_key's mark of a key that is an object's value to come, alone (_value_reads_past)
+_JSON_WS = frozenset(" \t\n\r")
 _KEY_AS_READ = "key as read"  # mask_key's text of a key, or of an object after its comma, read by `_names_as_read`
 # A value kind's first characters (kinds as nodes list them: the literals by word).
 _KIND_STARTS = {"object": "{", "array": "[", "string": '"', "number": "-0123456789", "true": "t", "false": "f",
@@ -587,9 +589,20 @@ class SchemaChecker(ObjectKeys):
         if kept is None or kept[0] is not reach:
             kept = self._mask_frames[id(reach)] = (reach, {}, {}, {},
                                                    never_cut(self.whitespace, reach.closes_read_on),
-                                                   _longest_uncut(reach))
+                                                   _longest_uncut(reach), {})
         frames, parts = kept[1], kept[2]  # frame -> its part's number (stacks share most of their frames)
         top = stack[-1]
+        # An object's value still to open, that no token finishes and reads on past (_value_reads_past): a token
+        # reads only the whitespace before it and the value, by its node; nothing of the object nor below it.
+        if top.kind == OBJECT and top.phase == VALUE and top.child >= 0 and reach.string_values is not None:
+            alone = kept[6].get((top.child, top.ws))
+            if alone is None:
+                alone = kept[6][(top.child, top.ws)] = (
+                    False if top.alts or top.ks or self._value_reads_past(top.child, reach)
+                    else (_VALUE_ALONE, parts.setdefault(Frame(OBJECT, -1, VALUE, ws=top.ws, child=top.child),
+                                                         len(parts))))
+            if alone:
+                return alone
         # In a key, or after a comma before one, no token reaches below the object (it would have to close it,
         # after the key, a colon and a value; TokenReach.member_pops): the top alone is the key, marked as such.
         if top.kind == OBJECT and top.phase in _MEMBER_NEXT and not reach.member_pops:
@@ -613,6 +626,36 @@ class SchemaChecker(ObjectKeys):
                 got = frames[frame] = parts.setdefault(self._mask_frame(frame, reach), len(parts))
             out.append(got)
         return tuple(out)
+
+    def _value_reads_past(self, node_id: int, reach, seen: frozenset = frozenset()) -> bool:
+        """Whether some token may finish a value of this node, read from its start, and then read whitespace, a
+        comma or a closing brace: only then does a token reach the object the value is a member of (which reads its
+        used keys and count at the comma or the brace, and nothing of them before). A string: where its DFA takes
+        one of `reach.string_values`. Other values: stepped along `reach.value_tree` from a root whose value is the
+        node (so the answer is the node's alone), where whitespace after a finished value counts as reaching the
+        object, whatever follows it. A union: where one of its branches' values does."""
+        node = self.nodes[node_id]
+        if node.alts:  # (a branch met again inside itself: counted as read past, never looked at twice)
+            return any(alt in seen or self._value_reads_past(alt, reach, seen | {node_id}) for alt in node.alts)
+        if "string" in node.kinds and reach.string_values:
+            dfa = node.string_dfa
+            if dfa is None or any(dfa.accepts(value) for value in reach.string_values):
+                return True
+        root, kinds = (Frame(ROOT, node_id, VALUE),), node.kinds
+        todo = [(self.step(root, ch), rest) for ch, rest in reach.value_tree.items()
+                if ch == "{" and "object" in kinds or ch == "[" and "array" in kinds or ch not in "{[" and kinds]
+        while todo:
+            stack, tree = todo.pop()
+            if stack is None:
+                continue
+            finished = self._finished(stack)
+            for ch, rest in tree.items():
+                if finished and (ch == "," or ch == "}" or ch in _JSON_WS):
+                    return True
+                nxt = self.step(stack, ch)
+                if nxt is not None and rest:
+                    todo.append((nxt, rest))
+        return False
 
     def _unclosable_below(self, stack: Stack) -> int:
         """The index of the innermost object, below a value of it or after one, that may not close once that value

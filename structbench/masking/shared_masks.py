@@ -66,6 +66,8 @@ _KEY_VALUE = re.compile(r'"[\s\S]*?:')  # a quote, later a colon: a key's end, t
 _VALUE_END = re.compile(r'[,}\]]')  # where the value after it may end, and its object read on
 _CLOSE_READ_ON = re.compile(r'[}\]][\s\S]')  # a closing bracket with a character after it
 _OPENING_QUOTE = re.compile(r'[ \t\n\r]*"')  # JSON whitespace and a quote, at a token's start: a key opened
+_JSON_WS = " \t\n\r"
+_VALUE_STARTS = frozenset('"{[-0123456789tfn')  # the characters a JSON value may start with
 # An escape unfinished at a text's end: after escaped backslashes (kept), a backslash, then `u` and up to three hex
 # digits, or not (dropped)
 _UNFINISHED_ESCAPE = re.compile(r'(?<!\\)(?:\\\\)*(\\(?:u[0-9a-fA-F]{0,3})?)$')
@@ -147,7 +149,16 @@ class TokenReach:
     character after it, that one token holds, read from outside a string and from inside one (after a backslash
     or not): a token closes no more containers than that and reads on, so none reads a frame below the container
     that many more below the innermost (SchemaChecker._depth_cut; Llama 3: 3, as `}}},\\n`, and 2, as `"}},\\n`).
-    None (a reach made by hand): not known, and no frame is left out for it."""
+    None (a reach made by hand): not known, and no frame is left out for it.
+    value_texts: per token that starts (after JSON whitespace) with a character a value other than a string may
+    start with and holds a comma or a closing brace later, its text from that character up to its last comma or
+    closing brace, the distinct ones sorted: only these can finish such a value read from its start and then reach
+    the object it is a member of (SchemaChecker._value_reads_past; Llama 3: `-,`, `[]}`, `{},` and 18 more, none
+    of a number or a literal); value_tree, the same as a prefix tree.
+    string_values: per token that starts (after JSON whitespace) with a string that it finishes and follows with a
+    comma, a closing brace or JSON whitespace, that string's content, decoded, the distinct ones sorted (Llama 3:
+    "", "'", ")", "*", ",", "-", ".", "/", "="). None (a reach made by hand): neither is known.
+    """
 
     openings: tuple[str, ...]
     closings: frozenset[str]
@@ -161,6 +172,9 @@ class TokenReach:
     closes_read_on: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
     pops_read_on: int | None = None
     string_pops_read_on: int | None = None
+    value_texts: tuple[str, ...] | None = None
+    value_tree: dict | None = field(default=None, compare=False, hash=False, repr=False)
+    string_values: tuple[str, ...] | None = None
 
 
 def token_reach(vocab: Vocabulary) -> TokenReach:
@@ -182,8 +196,49 @@ def token_reach(vocab: Vocabulary) -> TokenReach:
         found = vocab.__dict__["_token_reach"] = TokenReach(openings, frozenset(closings), _opening_keys(openings),
                                                             pops, front_keys, front_texts, tails, opened,
                                                             close_texts, pops_read_on=outside,
-                                                            string_pops_read_on=inside)
+                                                            string_pops_read_on=inside,
+                                                            value_texts=(values := _value_texts(texts)),
+                                                            value_tree=text_tree(values),
+                                                            string_values=_string_values(texts))
     return found
+
+
+def _string_values(texts) -> tuple[str, ...]:
+    """TokenReach.string_values of these token texts."""
+    found = set()
+    for text in texts:
+        inside = text.lstrip(_JSON_WS)
+        if not inside.startswith('"'):
+            continue
+        quote = _first_unescaped_quote(inside[1:])
+        if quote is None or quote + 2 >= len(inside) or inside[quote + 2] not in ',}' + _JSON_WS:
+            continue
+        value = _closed_key(inside[1:])  # (the content before its closing quote, decoded; None: no string content)
+        if value is not None:
+            found.add(value)
+    return tuple(sorted(found))  # ("" first: most strings take it, and are told by it alone)
+
+
+def text_tree(texts) -> dict:
+    """These texts as a prefix tree: {character: the tree of what follows it}."""
+    tree: dict = {}
+    for text in texts:
+        node = tree
+        for ch in text:
+            node = node.setdefault(ch, {})
+    return tree
+
+
+def _value_texts(texts) -> tuple[str, ...]:
+    """TokenReach.value_texts of these token texts."""
+    found = set()
+    for text in texts:
+        start = len(text) - len(text.lstrip(_JSON_WS))
+        if start < len(text) and text[start] in _VALUE_STARTS and text[start] != '"':
+            end = max(text.rfind(","), text.rfind("}"))
+            if end > start:
+                found.add(text[start:end + 1])
+    return tuple(sorted(found))
 
 
 def _closes_read_on(text: str, in_string: bool, escaped: bool) -> int:

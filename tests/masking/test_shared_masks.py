@@ -679,3 +679,96 @@ def test_one_object_node_below_a_key_and_in_an_array_under_every_setting(key_ord
         vocab = Vocabulary(characters + extra + ["<eos>"], eos="<eos>", name=f"one node {extra}")
         keys = _one_mask_per_key(checker, vocab, [below_key, in_array])
         assert (keys[below_key] == keys[in_array]) is alike
+
+
+# --- an object's value still to open, read alone (SchemaChecker._value_reads_past) ---------------------------
+
+def test_token_reach_reads_the_values_tokens_finish_and_read_past():
+    """value_texts: from a value's first character (after JSON whitespace), up to the last comma or closing brace,
+    for values other than strings; string_values: the strings a token finishes and follows with a comma, a
+    closing brace or whitespace, decoded."""
+    tokens = [' "",', '"a"}', '"b"x', '"\\u0041" ', '"c', '1,', ' -2}', '[],', '{}', 'true,', 'x,', ',', '"\\q",']
+    reach = token_reach(Vocabulary(tokens + ["<eos>"], eos="<eos>", name="values"))
+    assert reach.value_texts == ("-2}", "1,", "[],", "true,", "{}")  # (`x,`: no value starts with x)
+    assert reach.string_values == ("", "A", "a")  # (`"b"x`: no comma after; `"\q"`: no string content)
+    assert reach.value_tree == {"-": {"2": {"}": {}}}, "1": {",": {}}, "[": {"]": {",": {}}},
+                                "t": {"r": {"u": {"e": {",": {}}}}}, "{": {"}": {}}}
+
+
+def test_token_reach_reads_the_values_llama3_tokens_finish(vocab):  # noqa: F811
+    require_llama3(vocab)
+    reach = token_reach(vocab)
+    assert reach.string_values == ("", "'", ")", "*", ",", "-", ".", "/", "=")  # ` "",` and its like
+    assert not any(text[0].isdigit() or text[0] in "tfn" for text in reach.value_texts)  # no number, no literal
+    assert {"[],", "{},", "[]}"} <= set(reach.value_texts)
+
+
+VALUES = {"type": "object", "required": ["n", "s", "e", "l"], "properties": {
+    "n": {"type": "integer"}, "s": {"type": "string"}, "e": {"type": "string", "minLength": 2},
+    "l": {"type": "array", "items": {"type": "integer"}}, "m": {"type": "number"}, "t": {"type": "string"},
+    "f": {"type": "string", "minLength": 2}, "b": {"type": "boolean"}, "a": {"type": "array"},
+    "u": {"anyOf": [{"type": "integer"}, {"type": "string", "pattern": "^x+$"}]}}}
+
+
+def _one_dense_mask_per_key(checker, vocab, prefixes) -> dict:
+    """_one_mask_per_key on a large vocabulary: each group's masks walked on their own by LazyDense."""
+    reach, groups = token_reach(vocab), {}
+    dense = LazyDense(checker, machine_boundaries(checker.special_chars()), vocab)
+    for prefix in prefixes:
+        stack = _after(checker, prefix)
+        assert stack is not None, prefix
+        groups.setdefault(checker.mask_key(stack, reach), []).append((prefix, dense.id_of(stack)))
+    for group in groups.values():
+        first = dense.mask(group[0][1])[0]
+        for prefix, i in group[1:]:
+            assert np.array_equal(dense.mask(i)[0], first), (group[0][0], prefix)
+    return {prefix: key for key, group in groups.items() for prefix, _ in group}
+
+
+def test_an_objects_value_no_token_finishes_is_read_alone(vocab):  # noqa: F811
+    """After a key's colon, where no Llama 3 token finishes the value and reads on (a number, a boolean, a string
+    of at least two characters, a union of an integer and a string of x's), the object's used keys and the frames
+    below it are no part of the key: the value of an object that may close once it is written, of one that may
+    not, and of the next item's object share it. A string that may be empty, or an array (` ""}`, `[]}`), keeps
+    them. Each key's masks are equal, each walked on its own."""
+    require_llama3(vocab)
+    checker = SchemaChecker({"type": "array", "items": VALUES}, "any", "lesson")
+    prefixes = {name: [f'[{{"{name}": ', f'[{{"n": 1, "s": "", "e": "ab", "l": [], "{name}": ',
+                       f'[{{"n": 2, "s": "", "e": "ab", "l": []}}, {{"x": 1, "{name}": ']
+                for name in ("m", "f", "b", "u", "t", "a")}
+    keys = _one_dense_mask_per_key(checker, vocab, [p for group in prefixes.values() for p in group])
+    for name, group in prefixes.items():
+        assert (len({keys[p] for p in group}) == 1) is (name in "mfbu"), name
+        assert (keys[group[0]][0] == "value alone") is (name in "mfbu"), name
+
+
+@pytest.mark.parametrize("token", ["1}", "1 }", '"ab"}', "[1]}", "-1}", "true}"])
+def test_a_token_that_finishes_the_value_and_reads_on_keeps_the_object(token):
+    """On vocabularies where one token finishes the value and reads on (after whitespace too), the object's frame
+    stays in the key: an object that may close once the value is written and one that may not keep their keys
+    apart, and every key has one mask; without the token they share a key."""
+    value = {"anyOf": [{"type": "integer"}, {"type": "string", "minLength": 2}, {"type": "array"},
+                       {"type": "boolean"}]}
+    checker = SchemaChecker({"type": "object", "required": ["a", "b"], "properties": {"a": value, "b": value}},
+                            "any", "flexible")
+    characters = list('{}[]",:1ab-tru ')
+    before, after = '{"a": ', '{"b": 1, "a": '  # (after: the object may close once the value is written)
+    with_token = Vocabulary(characters + [token, "<eos>"], eos="<eos>", name=f"finishes {token}")
+    keys = _one_mask_per_key(checker, with_token, [before, after])
+    assert keys[before] != keys[after]
+    assert (checker.feed(_after(checker, before), token) is None) != (checker.feed(_after(checker, after), token)
+                                                                      is None)
+    without = Vocabulary(characters + ["<eos>"], eos="<eos>", name="finishes nothing")
+    keys = _one_mask_per_key(checker, without, [before, after])
+    assert keys[before] == keys[after] and keys[before][0] == "value alone"
+
+
+def test_the_nested_tasks_innermost_age_shares_the_outer_levels_key(vocab):  # noqa: F811
+    """In schema order, after `"age": ` the innermost level (an object with no child to come) shares its key
+    with the outer levels': no Llama 3 token finishes an integer and reads on."""
+    require_llama3(vocab)
+    checker = SchemaChecker(nested_schema(5), "schema", "lesson")
+    text, reach = nested_reference(5), token_reach(vocab)
+    prefixes = [text[:k + len('"age": ')] for k in range(len(text)) if text.startswith('"age": ', k)]
+    keys = {checker.mask_key(_after(checker, prefix), reach) for prefix in prefixes}
+    assert len(prefixes) == 5 and len(keys) == 1
