@@ -68,6 +68,7 @@ _CLOSE_READ_ON = re.compile(r'[}\]][\s\S]')  # a closing bracket with a characte
 _OPENING_QUOTE = re.compile(r'[ \t\n\r]*"')  # JSON whitespace and a quote, at a token's start: a key opened
 _JSON_WS = " \t\n\r"
 _VALUE_STARTS = frozenset('"{[-0123456789tfn')  # the characters a JSON value may start with
+_DECODER = json.JSONDecoder()
 # An escape unfinished at a text's end: after escaped backslashes (kept), a backslash, then `u` and up to three hex
 # digits, or not (dropped)
 _UNFINISHED_ESCAPE = re.compile(r'(?<!\\)(?:\\\\)*(\\(?:u[0-9a-fA-F]{0,3})?)$')
@@ -230,14 +231,21 @@ def text_tree(texts) -> dict:
 
 
 def _value_texts(texts) -> tuple[str, ...]:
-    """TokenReach.value_texts of these token texts."""
+    """TokenReach.value_texts of these token texts: where the text holds a whole JSON value (as json reads one,
+    which takes every value the checker does: its numbers, strings and literals are JSON's) and then whitespace, a
+    comma or a closing brace, up to its last comma or closing brace."""
     found = set()
     for text in texts:
         start = len(text) - len(text.lstrip(_JSON_WS))
-        if start < len(text) and text[start] in _VALUE_STARTS and text[start] != '"':
-            end = max(text.rfind(","), text.rfind("}"))
-            if end > start:
-                found.add(text[start:end + 1])
+        if start == len(text) or text[start] not in _VALUE_STARTS or text[start] == '"':
+            continue
+        try:
+            end = _DECODER.raw_decode(text, start)[1]
+        except ValueError:
+            continue
+        last = max(text.rfind(","), text.rfind("}"))
+        if last >= end and (text[end] in _JSON_WS or text[end] in ",}"):
+            found.add(text[start:last + 1])
     return tuple(sorted(found))
 
 
