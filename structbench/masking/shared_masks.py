@@ -49,6 +49,15 @@ token holds with a character after them (`TokenReach.pops_read_on`: Llama 3's `}
 where every frame down to there is an object or an array. One node met at every depth of a tree shares its masks
 below that depth; with keys in schema order an object also forgets its value's node once the value has opened
 (`value_opened`), so the nested task's pets at levels 5 to 2 have one key (38 masks built where 44 were).
+
+The eighth is everything but the value's node and the whitespace read before it, at an object's value still to
+open, where no token finishes such a value and then reads a comma, a closing brace or whitespace: only those read
+the object again (its used keys and count, at the comma or the brace), and only through them the frames below
+(the checker's `_value_reads_past`, by `value_texts` and `string_values`). No Llama 3 token finishes a number or a
+literal and reads on, nor a string but an empty one or one of 8 one-character ones (` "",`, ` "/",`), nor a
+container but an empty one (`[],`, `[]}`, `{},`): so the value of an integer, a boolean or a string of at least two
+characters has one key wherever it is written, with whatever keys used (the nested task's innermost `age` shares
+the outer levels' key).
 """
 
 from __future__ import annotations
