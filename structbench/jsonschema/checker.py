@@ -583,8 +583,12 @@ class SchemaChecker(ObjectKeys):
         close it from there (`reach.member_pops`); elsewhere, the frames below the innermost object or array where
         no token can close it and read on (`_first_read`). In schema order a strict object is read by its place, not
         its node (`_place_as_read`), and the frames below one that may not close are left out (`_unclosable_below`).
+        At an object's value still to open that no token finishes and reads on past (`_value_reads_past`), the key is
+        the value's node and the whitespace read before it alone.
         Each frame's part is numbered (equal parts, one number): the key is a tuple of small numbers, which the
         masks' table hashes at once, not the parts' nested tuples again at every state."""
+        # Kept per reach: (it, frame -> part number, part -> number, _first_read's answers, never_cut, _longest_uncut,
+        # (value node, whitespace) -> the key of a value read alone, or False)
         kept = self._mask_frames.get(id(reach))
         if kept is None or kept[0] is not reach:
             kept = self._mask_frames[id(reach)] = (reach, {}, {}, {},
@@ -641,9 +645,8 @@ class SchemaChecker(ObjectKeys):
             dfa = node.string_dfa
             if dfa is None or any(dfa.accepts(value) for value in reach.string_values):
                 return True
-        root, kinds = (Frame(ROOT, node_id, VALUE),), node.kinds
-        todo = [(self.step(root, ch), rest) for ch, rest in reach.value_tree.items()
-                if ch == "{" and "object" in kinds or ch == "[" and "array" in kinds or ch not in "{[" and kinds]
+        root = (Frame(ROOT, node_id, VALUE),)
+        todo = [(self.step(root, ch), rest) for ch, rest in reach.value_tree.items()]
         while todo:
             stack, tree = todo.pop()
             if stack is None:

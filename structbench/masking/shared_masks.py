@@ -160,11 +160,12 @@ class TokenReach:
     or not): a token closes no more containers than that and reads on, so none reads a frame below the container
     that many more below the innermost (SchemaChecker._depth_cut; Llama 3: 3, as `}}},\\n`, and 2, as `"}},\\n`).
     None (a reach made by hand): not known, and no frame is left out for it.
-    value_texts: per token that starts (after JSON whitespace) with a character a value other than a string may
-    start with and holds a comma or a closing brace later, its text from that character up to its last comma or
-    closing brace, the distinct ones sorted: only these can finish such a value read from its start and then reach
-    the object it is a member of (SchemaChecker._value_reads_past; Llama 3: `-,`, `[]}`, `{},` and 18 more, none
-    of a number or a literal); value_tree, the same as a prefix tree.
+    value_texts: per token that starts (after JSON whitespace) with a whole JSON value other than a string (as json
+    reads one: the checker's numbers and literals are JSON's) followed by whitespace, a comma or a closing brace,
+    and holds a comma or a closing brace after it, its text from the value up to its last comma or closing brace,
+    the distinct ones sorted: only these can finish such a value read from its start and then reach the object it
+    is a member of (SchemaChecker._value_reads_past; Llama 3: `[],`, `[]}`, `{},`, none of a number or a literal);
+    value_tree, the same as a prefix tree.
     string_values: per token that starts (after JSON whitespace) with a string that it finishes and follows with a
     comma, a closing brace or JSON whitespace, that string's content, decoded, the distinct ones sorted (Llama 3:
     "", "'", ")", "*", ",", "-", ".", "/", "="). None (a reach made by hand): neither is known.
