@@ -84,6 +84,7 @@ _TOP_ALONE = "top alone"  # mask_key's mark of a key that is the top frame's alo
 _BELOW_UNREAD = "below unread"  # mask_key's mark of a key that leaves out the frames below the innermost container
 _VALUE_ALONE = "value alone"  # mask_key's mark of a key that is an object's value to come, alone (_value_reads_past)
 _JSON_WS = frozenset(" \t\n\r")
+_FEW_WRITTEN, _ROOM_LEFT = -2, -3  # _length_as_read's counts: below minLength, out of reach; room left, out of reach
 _KEY_AS_READ = "key as read"  # mask_key's text of a key, or of an object after its comma, read by `_names_as_read`
 # A value kind's first characters (kinds as nodes list them: the literals by word).
 _KIND_STARTS = {"object": "{", "array": "[", "string": '"', "number": "-0123456789", "true": "t", "false": "f",
@@ -202,6 +203,7 @@ class SchemaChecker(ObjectKeys):
         # id of a TokenReach -> (it, {frame: the number of its part of mask_key}, {part: its number}, {a container's
         # config: whether a token closes it and reads on (_first_read)}, the tops where none is cut (never_cut))
         self._mask_frames: dict = {}
+        self._counter_bounds: dict[int, tuple | None] = {}  # per string node: its DFA's length bounds, or None
         self._closed_names: dict = {}  # (node id, closings) -> {key text: the names a token can finish} (mask_key)
         self._names_beyond_bmp: dict = {}  # node id -> has a property name past U+FFFF (mask_key)
         self._names_readable: dict = {}  # node id -> _names_may_be_read (mask_key)
@@ -631,6 +633,28 @@ class SchemaChecker(ObjectKeys):
             out.append(got)
         return tuple(out)
 
+    def _length_as_read(self, frame: Frame, reach) -> Frame:
+        """A string whose content is a length counter alone (minLength, maxLength: `_counted`'s DFA, whose state is
+        the characters written): a token writes at most `reach.longest` characters into it, and a partly read escape
+        asks of one more, so where the count is so far below minLength that no token reaches it (no closing quote is
+        taken), or at least minLength and so far below maxLength that no token reaches that (any is), every count
+        reads alike: the frame's count is that mark (_FEW_WRITTEN, _ROOM_LEFT). Else the frame as it is."""
+        if reach.longest is None:
+            return frame
+        bounds = self._counter_bounds.get(frame.node, False)
+        if bounds is False:
+            dfa = self.nodes[frame.node].string_dfa
+            bounds = self._counter_bounds[frame.node] = None if dfa is None else dfa.__dict__.get("_length_counter")
+        if bounds is None:
+            return frame
+        low, high = bounds
+        n, span = frame.at, reach.longest + 1
+        if n + span < low:
+            return with_at(frame, _FEW_WRITTEN)
+        if low <= n and (high is None or n + span <= high):
+            return with_at(frame, _ROOM_LEFT)
+        return frame
+
     def _value_reads_past(self, node_id: int, reach, seen: frozenset = frozenset()) -> bool:
         """Whether some token may finish a value of this node, read from its start, and then read whitespace, a
         comma or a closing brace: only then does a token reach the object the value is a member of (which reads its
@@ -693,6 +717,8 @@ class SchemaChecker(ObjectKeys):
         return 0 if read_on else c
 
     def _mask_frame(self, frame: Frame, reach) -> Frame:
+        if frame.kind == STRING:
+            return self._length_as_read(frame, reach)
         if frame.kind == OBJECT:
             reads = None
             if frame.phase in _SEEN_UNREAD:

@@ -58,6 +58,12 @@ literal and reads on, nor a string but an empty one or one of 8 one-character on
 container but an empty one (`[],`, `[]}`, `{},`): so the value of an integer, a boolean or a string of at least two
 characters has one key wherever it is written, with whatever keys used (the nested task's innermost `age` shares
 the outer levels' key).
+
+The ninth is how many characters a string whose length alone is checked (minLength, maxLength) holds, where it is
+further from both bounds than a token writes (`TokenReach.longest`, 128 on Llama 3, and one more that a partly read
+escape asks of): at least minLength and that far below maxLength, or that far below minLength, every count allows
+the same tokens (the checker's `_length_as_read`). A long text in a `maxLength: 255` property walks one mask, not
+one per count.
 """
 
 from __future__ import annotations
@@ -169,6 +175,8 @@ class TokenReach:
     string_values: per token that starts (after JSON whitespace) with a string that it finishes and follows with a
     comma, a closing brace or JSON whitespace, that string's content, decoded, the distinct ones sorted (Llama 3:
     "", "'", ")", "*", ",", "-", ".", "/", "="). None (a reach made by hand): neither is known.
+    longest: the most characters one token holds (so the most it adds to a string's length; Llama 3: 128). None (a
+    reach made by hand): not known.
     """
 
     openings: tuple[str, ...]
@@ -186,6 +194,7 @@ class TokenReach:
     value_texts: tuple[str, ...] | None = None
     value_tree: dict | None = field(default=None, compare=False, hash=False, repr=False)
     string_values: tuple[str, ...] | None = None
+    longest: int | None = None
 
 
 def token_reach(vocab: Vocabulary) -> TokenReach:
@@ -210,7 +219,8 @@ def token_reach(vocab: Vocabulary) -> TokenReach:
                                                             string_pops_read_on=inside,
                                                             value_texts=(values := _value_texts(texts)),
                                                             value_tree=text_tree(values),
-                                                            string_values=_string_values(texts))
+                                                            string_values=_string_values(texts),
+                                                            longest=max(map(len, texts), default=0))
     return found
 
 

@@ -50,6 +50,11 @@ OBJECTS = {
         "zulu": {"type": "integer"}}},
         {"desk": 1, "zulu": 0, "name": "a", "id": 2, "description": "d", "names": ["x"], "identity": "i",
          "descriptor": "e", "zeta": 5}),
+    # Strings whose length only is checked: counts far from both bounds read alike (`_length_as_read`)
+    "length-counted strings": ({"type": "object", "properties": {
+        "s": {"type": "string", "maxLength": 160}, "t": {"type": "string", "minLength": 140, "maxLength": 400},
+        "u": {"type": ["string", "null"], "minLength": 3}}},
+        {"s": "word " * 31, "t": "a long text, " * 23, "u": "x" * 200, "v": "free " * 40}),
     # Free keys of two object nodes: a key's text and node are read only as far as a token closes it
     "free keys of two nodes": ({"type": "object", "properties": {
         "a": {"type": "object", "properties": {"id": {"type": "integer"}, "x": {"type": "string"}}},
@@ -773,3 +778,38 @@ def test_the_nested_tasks_innermost_age_shares_the_outer_levels_key(vocab):  # n
     prefixes = [text[:k + len('"age": ')] for k in range(len(text)) if text.startswith('"age": ', k)]
     keys = {checker.mask_key(_after(checker, prefix), reach) for prefix in prefixes}
     assert len(prefixes) == 5 and len(keys) == 1
+
+
+# --- strings whose length only is checked (SchemaChecker._length_as_read) -------------------------------------
+
+def test_token_reach_knows_the_longest_token(vocab):  # noqa: F811
+    require_llama3(vocab)
+    assert token_reach(vocab).longest == 128
+    assert token_reach(Vocabulary(["ab", "abcd", "<eos>"], eos="<eos>", name="longest")).longest == 4  # (not <eos>)
+
+
+@pytest.mark.parametrize("tokens, alike", [
+    (["a", "aa", "aaa"], {5, 6, 7, 8}),  # at most 3 characters a token, and a partly read escape asks one more
+    (["a", "aa", "aaa", "aaaaa"], {5, 6}),
+    (["a", "\\u0061"], set()),  # a token of six characters: no count is far enough from both bounds
+])
+def test_counts_far_from_both_bounds_share_a_key(tokens, alike):
+    """A string of 5 to 12 characters: the counts at least minLength and at least the longest token and one more
+    below maxLength share a key, the rest keep theirs; every key's masks equal, every token fed whole."""
+    checker = SchemaChecker({"type": "object", "properties": {"s": {"type": "string", "minLength": 5,
+                                                                      "maxLength": 12}}}, "any", "lesson")
+    vocab = Vocabulary(list('{}[]",: x') + tokens + ["<eos>"], eos="<eos>", name=f"counts {tokens}")
+    prefixes = {n: '{"s": "' + "a" * n for n in range(13)}
+    keys = _one_mask_per_key(checker, vocab, list(prefixes.values()))
+    shared = {n for n in prefixes if any(keys[prefixes[n]] == keys[prefixes[m]] for m in prefixes if m != n)}
+    assert shared == (alike if len(alike) > 1 else set())
+
+
+def test_far_below_min_length_counts_share_a_key():
+    """Where no token reaches minLength, no closing quote is taken at any such count: they share a key."""
+    checker = SchemaChecker({"type": "string", "minLength": 10}, "any", "lesson")
+    vocab = Vocabulary(list('"ab') + ["ab", 'ab"', "<eos>"], eos="<eos>", name="below min")
+    prefixes = ['"' + "a" * n for n in range(11)]
+    keys = _one_mask_per_key(checker, vocab, prefixes)  # the longest token 3 characters: counts 0 to 5 are 3 + 1
+    assert len({keys[p] for p in prefixes[:6]}) == 1  # and more below 10; 6 to 10 each their own
+    assert len({keys[p] for p in prefixes[5:]}) == 6
