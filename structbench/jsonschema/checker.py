@@ -83,7 +83,7 @@ _MEMBER_NEXT = frozenset({KEY, AFTER_COMMA})  # an object's phases that no token
 _TOP_ALONE = "top alone"  # mask_key's mark of a key that is the top frame's alone
 _BELOW_UNREAD = "below unread"  # mask_key's mark of a key that leaves out the frames below the innermost container
 _VALUE_ALONE = "value alone"  # mask_key's mark of a key that is an object's value to come, alone (_value_reads_past)
-_JSON_WS = frozenset(" \t\n\r")
+_JSON_WS = frozenset(JSON_WHITESPACE)
 _FEW_WRITTEN, _ROOM_LEFT = -2, -3  # _length_as_read's counts: below minLength, out of reach; room left, out of reach
 _KEY_AS_READ = "key as read"  # mask_key's text of a key, or of an object after its comma, read by `_names_as_read`
 # A value kind's first characters (kinds as nodes list them: the literals by word).
@@ -604,7 +604,7 @@ class SchemaChecker(ObjectKeys):
             alone = kept[6].get((top.child, top.ws))
             if alone is None:
                 alone = kept[6][(top.child, top.ws)] = (
-                    False if top.alts or top.ks or self._value_reads_past(top.child, reach)
+                    False if self._value_reads_past(top.child, reach)  # (in this phase alts and ks are empty)
                     else (_VALUE_ALONE, parts.setdefault(Frame(OBJECT, -1, VALUE, ws=top.ws, child=top.child),
                                                          len(parts))))
             if alone:
@@ -635,10 +635,11 @@ class SchemaChecker(ObjectKeys):
 
     def _length_as_read(self, frame: Frame, reach) -> Frame:
         """A string whose content is a length counter alone (minLength, maxLength: `_counted`'s DFA, whose state is
-        the characters written): a token writes at most `reach.longest` characters into it, and a partly read escape
-        asks of one more, so where the count is so far below minLength that no token reaches it (no closing quote is
-        taken), or at least minLength and so far below maxLength that no token reaches that (any is), every count
-        reads alike: the frame's count is that mark (_FEW_WRITTEN, _ROOM_LEFT). Else the frame as it is."""
+        the characters written): a token writes at most `reach.longest` characters into it (the count is asked
+        before each character and at the closing quote; one more is kept as a margin), so where the count is so far
+        below minLength that no token reaches it (no closing quote is taken), or at least minLength and so far below
+        maxLength that no token reaches that (any is), every count reads alike: the frame's count is that mark
+        (_FEW_WRITTEN, _ROOM_LEFT). Else (and where minLength is above maxLength) the frame as it is."""
         if reach.longest is None:
             return frame
         bounds = self._counter_bounds.get(frame.node, False)
@@ -648,6 +649,8 @@ class SchemaChecker(ObjectKeys):
         if bounds is None:
             return frame
         low, high = bounds
+        if high is not None and low > high:  # (contradictory bounds: no count may close, and each moves differently)
+            return frame
         n, span = frame.at, reach.longest + 1
         if n + span < low:
             return with_at(frame, _FEW_WRITTEN)

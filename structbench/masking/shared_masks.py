@@ -73,6 +73,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from structbench.jsonschema.frames import JSON_WHITESPACE
 from structbench.lm.vocab import Vocabulary
 
 _AFTER_COMMA_QUOTE = re.compile(r',[ \t\n\r]*"')  # a comma, JSON whitespace, a quote: where a key opens
@@ -81,9 +82,8 @@ _KEY_VALUE = re.compile(r'"[\s\S]*?:')  # a quote, later a colon: a key's end, t
 _VALUE_END = re.compile(r'[,}\]]')  # where the value after it may end, and its object read on
 _CLOSE_READ_ON = re.compile(r'[}\]][\s\S]')  # a closing bracket with a character after it
 _OPENING_QUOTE = re.compile(r'[ \t\n\r]*"')  # JSON whitespace and a quote, at a token's start: a key opened
-_JSON_WS = " \t\n\r"
-_VALUE_STARTS = frozenset('"{[-0123456789tfn')  # the characters a JSON value may start with
-_DECODER = json.JSONDecoder()
+_VALUE_STARTS = frozenset("{[-0123456789tfn")  # the characters a JSON value other than a string may start with
+_DECODER = json.JSONDecoder(parse_int=str, parse_float=str)  # (no number too long for Python's int is refused)
 # An escape unfinished at a text's end: after escaped backslashes (kept), a backslash, then `u` and up to three hex
 # digits, or not (dropped)
 _UNFINISHED_ESCAPE = re.compile(r'(?<!\\)(?:\\\\)*(\\(?:u[0-9a-fA-F]{0,3})?)$')
@@ -228,11 +228,11 @@ def _string_values(texts) -> tuple[str, ...]:
     """TokenReach.string_values of these token texts."""
     found = set()
     for text in texts:
-        inside = text.lstrip(_JSON_WS)
+        inside = text.lstrip(JSON_WHITESPACE)
         if not inside.startswith('"'):
             continue
         quote = _first_unescaped_quote(inside[1:])
-        if quote is None or quote + 2 >= len(inside) or inside[quote + 2] not in ',}' + _JSON_WS:
+        if quote is None or quote + 2 >= len(inside) or inside[quote + 2] not in ',}' + JSON_WHITESPACE:
             continue
         value = _closed_key(inside[1:])  # (the content before its closing quote, decoded; None: no string content)
         if value is not None:
@@ -256,15 +256,15 @@ def _value_texts(texts) -> tuple[str, ...]:
     comma or a closing brace, up to its last comma or closing brace."""
     found = set()
     for text in texts:
-        start = len(text) - len(text.lstrip(_JSON_WS))
-        if start == len(text) or text[start] not in _VALUE_STARTS or text[start] == '"':
+        start = len(text) - len(text.lstrip(JSON_WHITESPACE))
+        if start == len(text) or text[start] not in _VALUE_STARTS:
             continue
         try:
             end = _DECODER.raw_decode(text, start)[1]
         except ValueError:
             continue
         last = max(text.rfind(","), text.rfind("}"))
-        if last >= end and (text[end] in _JSON_WS or text[end] in ",}"):
+        if last >= end and (text[end] in JSON_WHITESPACE or text[end] in ",}"):
             found.add(text[start:last + 1])
     return tuple(sorted(found))
 

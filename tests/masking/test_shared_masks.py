@@ -792,6 +792,7 @@ def test_token_reach_knows_the_longest_token(vocab):  # noqa: F811
     (["a", "aa", "aaa"], {5, 6, 7, 8}),  # at most 3 characters a token, and a partly read escape asks one more
     (["a", "aa", "aaa", "aaaaa"], {5, 6}),
     (["a", "\\u0061"], set()),  # a token of six characters: no count is far enough from both bounds
+    (["a", "aa", "aaa", "\\n", "a\\", "\\na"], {5, 6, 7, 8}),  # escapes: one character each, or left open
 ])
 def test_counts_far_from_both_bounds_share_a_key(tokens, alike):
     """A string of 5 to 12 characters: the counts at least minLength and at least the longest token and one more
@@ -813,3 +814,20 @@ def test_far_below_min_length_counts_share_a_key():
     keys = _one_mask_per_key(checker, vocab, prefixes)  # the longest token 3 characters: counts 0 to 5 are 3 + 1
     assert len({keys[p] for p in prefixes[:6]}) == 1  # and more below 10; 6 to 10 each their own
     assert len({keys[p] for p in prefixes[5:]}) == 6
+
+
+def test_contradictory_length_bounds_keep_every_count():
+    """minLength above maxLength: no count may close, and each moves on differently (three, two, one more
+    character, then none): no count shares a key."""
+    checker = SchemaChecker({"type": "string", "minLength": 10, "maxLength": 3}, "any", "lesson")
+    vocab = Vocabulary(['"', "a", "aa", "<eos>"], eos="<eos>", name="contradictory")
+    prefixes = ['"' + "a" * n for n in range(4)]
+    keys = _one_mask_per_key(checker, vocab, prefixes)
+    assert len({keys[p] for p in prefixes}) == 4
+
+
+def test_token_reach_reads_a_number_longer_than_python_reads_as_an_int():
+    """A token of more digits than Python converts to an int still finishes a number: its text is kept."""
+    digits = "1" * 5000
+    reach = token_reach(Vocabulary([digits + ",", "<eos>"], eos="<eos>", name="long number"))
+    assert reach.value_texts == (digits + ",",)
