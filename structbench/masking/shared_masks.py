@@ -60,10 +60,10 @@ characters has one key wherever it is written, with whatever keys used (the nest
 the outer levels' key).
 
 The ninth is how many characters a string whose length alone is checked (minLength, maxLength) holds, where it is
-further from both bounds than a token writes (`TokenReach.longest`, 128 on Llama 3, and one more that a partly read
-escape asks of): at least minLength and that far below maxLength, or that far below minLength, every count allows
-the same tokens (the checker's `_length_as_read`). A long text in a `maxLength: 255` property walks one mask, not
-one per count.
+further from both bounds than a token writes (`TokenReach.longest`, 128 on Llama 3, and one more as a margin): at
+least minLength and that far below maxLength, or that far below minLength, every count allows the same tokens (the
+checker's `_length_as_read`; not where minLength is above maxLength). A long text in a `maxLength: 255` property
+walks one mask, not one per count.
 """
 
 from __future__ import annotations

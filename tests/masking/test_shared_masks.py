@@ -789,7 +789,7 @@ def test_token_reach_knows_the_longest_token(vocab):  # noqa: F811
 
 
 @pytest.mark.parametrize("tokens, alike", [
-    (["a", "aa", "aaa"], {5, 6, 7, 8}),  # at most 3 characters a token, and a partly read escape asks one more
+    (["a", "aa", "aaa"], {5, 6, 7, 8}),  # at most 3 characters a token, and one more as a margin
     (["a", "aa", "aaa", "aaaaa"], {5, 6}),
     (["a", "\\u0061"], set()),  # a token of six characters: no count is far enough from both bounds
     (["a", "aa", "aaa", "\\n", "a\\", "\\na"], {5, 6, 7, 8}),  # escapes: one character each, or left open
