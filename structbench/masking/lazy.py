@@ -72,6 +72,7 @@ class TrieDense(LazyDense):
                                                               self._ended_at)), unicode_escape_prefixes(vocab))
         self.compiled = trie_walk.compiled()
         self._walk_setup: tuple | None = None  # what every mask's walk starts from (_set_up_walks)
+        self._closing_cols: tuple | None = None  # the classes of the quote and the comma (_closes_here)
         self._ws_twin_of = getattr(machine, "ws_twin", None)
         self._awaiting: dict[int, list[tuple[int, str, str]]] = {}  # per twin not expanded yet: (state, ws, reads)
         super().__init__(machine, boundaries, vocab)
@@ -276,6 +277,9 @@ class TrieDense(LazyDense):
             if lex_row == 0 or strings.run[lex_row] < 0:  # a DFA built by rows, this row or its run not made yet
                 strings.rows([start])  # (StringRows): made first, for its `total`
                 lex_row = int(strings.lex_row[start])
+            closing = self._closing_rows(i, start, lex_row)
+            if closing:  # (each would stop the walk's first round for a round of its own)
+                strings.closes_for(closing)
             total = bool(strings.total[lex_row])
             if total:
                 refuses_controls = self._lex_refuses_controls(lex_row)
@@ -300,6 +304,32 @@ class TrieDense(LazyDense):
                                self._fill, strings, bits, skip_plain=total or bool(counted),
                                refuses_controls=refuses_controls)
         return bits.view("<i4"), steps
+
+    def _closing_rows(self, i: int, start: int, lex_row: int) -> list[int]:
+        """The string-mode rows whose closing quote a mask's walk from state i (at row `start`) meets at once, where
+        the machine state after the quote is not known yet: the start's own (Llama 3's `"`, `",`, `":`, ...), and
+        in a key any other key may be, the other keys' state (punctuation then a quote: `)"`, `."`, 188 nodes of
+        Llama 3's tree). Computed before the walk, not in a round of their own."""
+        strings = self._strings
+        rows = [start] if strings.closes.item(start) == trie_walk.UNKNOWN and self._closes_here(lex_row) else []
+        dfa, at = self._content[i]
+        other = getattr(dfa, "other", None)  # (a KeyTrie's: the state of any key no property name continues)
+        if other is not None and other != at:
+            r = start - at + other
+            if strings.closes.item(r) == trie_walk.UNKNOWN and self._closes_here(strings.lex_row.item(r)):
+                rows.append(r)
+        return rows
+
+    def _closes_here(self, lex_row: int) -> bool:
+        """Whether string mode's lex row closes its string at a quote (or ends its number at a comma): then a walk
+        from it meets the machine state after the string at its first round's tokens that start so (Llama 3's `"`,
+        `",`, `":`, ...), which would stop that round for it (the walk's NEED_CLOSE) and walk them again."""
+        found = self._closing_cols
+        if found is None:
+            found = self._closing_cols = tuple(self._class_indexes(ch)[0] for ch in '",')
+        quote, comma = found
+        row = self._strings.lex
+        return row.item(lex_row, quote) == trie_walk.CLOSE or row.item(lex_row, comma) == trie_walk.END
 
     def _set_up_walks(self) -> tuple:
         """(the vocabulary's codes, its index over these classes or None where it has no token to walk, the bytes of

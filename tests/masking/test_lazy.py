@@ -1562,6 +1562,43 @@ def test_rows_a_token_read_past_a_close_needs_are_made_with_it(vocab):
         assert dense._expanded[state(text)], text
 
 
+def test_a_mask_from_inside_a_string_meets_its_closes_known(vocab, monkeypatch):
+    """A mask walked from inside a string or a key has the machine state after the closing quote at its start row
+    computed before the walk (Llama 3's `"`, `",`, `":`, ...; a number's end at a comma), and in a key any other key
+    may be, at the other keys' state too (`)"`, `."`, ...): no round of the walk sets those closes aside. (A token
+    may read on into another string and close it: that one's close is the walk's.) The masks are the checker's."""
+    require_llama3(vocab)
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    kernels = trie_walk._kernels()
+    set_aside = set()
+
+    def walk(*args):  # the compiled walk, the rows of the closes it set aside read after each round
+        n_pend, steps, n_cov = kernels.walk(*args)
+        kinds, rows = args[29][:n_pend], args[28][:n_pend]
+        set_aside.update(rows[kinds == trie_walk.NEED_CLOSE].tolist())
+        return n_pend, steps, n_cov
+
+    monkeypatch.setattr(trie_walk, "_kernels", lambda: kernels._replace(walk=walk))
+    schema = {"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"}}}
+    checker = SchemaChecker(schema, "any", "lesson")
+    dense = TrieDense(checker, machine_boundaries(checker.special_chars()), vocab)
+    plain = LazyDense(SchemaChecker(schema, "any", "lesson"), machine_boundaries(checker.special_chars()), vocab)
+    for text, known in (('{"name": "Ada', ""), ('{"', "zz"), ('{"name', "zz"), ('{"name": "Ada", "zz', ""),
+                        ('{"n": 12', "")):
+        set_aside.clear()
+        stack = checker.feed(checker.start(), text)
+        i = dense.id_of(stack)
+        start = int(dense._enter[i])
+        mine = {start} | ({int(dense._enter[dense.id_of(checker.feed(stack, known))])} if known else set())
+        assert dense._strings.closes[start] == trie_walk.UNKNOWN
+        got, _ = dense.mask(i)
+        want, _ = plain.mask(plain.id_of(stack))
+        assert np.array_equal(got, want), text
+        assert not set_aside & mine, (text, set_aside, mine)
+        assert all(dense._strings.closes[r] != trie_walk.UNKNOWN for r in mine), text
+
+
 @pytest.mark.parametrize("partition", ["checker", "pattern"])
 def test_control_characters_refused_is_read_as_the_control_classes_say(vocab, partition):
     """The control characters' classes are the slice 0-31 where every ASCII character is a class of its own (the
