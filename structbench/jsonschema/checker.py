@@ -27,7 +27,11 @@ from __future__ import annotations
 
 from structbench.errors import UnsupportedSchema
 from structbench.jsonschema.compiler import compile_schema
-from structbench.jsonschema.container_reach import closes_and_reads_on, container_config, never_cut
+from structbench.jsonschema.container_reach import (
+    closes_and_reads_on,
+    container_config,
+    never_cut,
+)
 from structbench.jsonschema.frames import (
     AFTER_COMMA,
     AFTER_VALUE,
@@ -67,10 +71,11 @@ from structbench.jsonschema.free_text import FREE_STRING
 from structbench.jsonschema.key_trie import KeyTrie
 from structbench.jsonschema.keys import OTHER, ObjectKeys
 from structbench.jsonschema.lexemes import literal_lexeme, number_lexeme
+from structbench.jsonschema.string_unions import or_free
 from structbench.jsonschema.strings import END, escape_reads, string_step
 from structbench.limits import current as limits
 from structbench.regular import MAX_CODE_POINT
-from structbench.regular.dfa import move_shape, non_ascii_ends
+from structbench.regular.dfa import DFA, move_shape, non_ascii_ends
 
 KEY_ORDERS = ("any", "schema")
 NUMBER_SYNTAXES = ("json", "lesson")
@@ -530,6 +535,8 @@ class SchemaChecker(ObjectKeys):
         first = contents[0]
         if all(got[0] is first[0] and got[1] == first[1] for got in contents):
             return first if not free or type(first[0]) is KeyTrie else None
+        if not free and all(alt[-1].kind == STRING for alt in top.alts):
+            return self._checked_or_free(contents)
         tries = [got[0] for got in contents]
         if not all(type(t) is KeyTrie for t in tries):
             return None
@@ -542,6 +549,37 @@ class SchemaChecker(ObjectKeys):
                     OTHER)
         return union, union.state_of[text]
 
+    def _checked_or_free(self, contents: list):
+        """A union's strings' content where each branch's is one DFA X at one state d or a free string's:
+        (or_free(X), d) (structbench.jsonschema.string_unions), else None."""
+        checked = None
+        for got in contents:
+            if got[0] is self._free_string:
+                continue
+            if checked is None:
+                checked = got
+            elif got[0] is not checked[0] or got[1] != checked[1]:
+                return None
+        if checked is None or not isinstance(checked[0], DFA):
+            return None
+        union = or_free(checked[0])
+        return None if union is None else (union, checked[1])
+
+    def _or_free_at(self, stack: Stack, top: Frame, at: int, dfa) -> Stack:
+        """with_string_state of a union read by or_free(X): its branches checked by X at state `at` (gone where `at`
+        is the sink), its free strings as they are; what is left settled as _step_union settles it."""
+        checked, sink, alts = dfa.or_free_of, dfa.free_sink, []
+        for alt in top.alts:
+            frame = alt[-1]
+            if self.nodes[frame.node].string_dfa is checked:
+                if at != sink:
+                    alts.append(alt if frame.at == at else alt[:-1] + (with_at(frame, at),))
+            else:
+                alts.append(alt)
+        if len(alts) == len(top.alts) and all(a is b for a, b in zip(alts, top.alts)):
+            return stack
+        return self._settle(stack[:-1], top, alts)
+
     def with_string_state(self, stack: Stack, at: int, dfa=None) -> Stack:
         """The stack `string_content` describes, its DFA moved to `at` by plain characters: what `step` returns.
         dfa: the DFA `string_content` gave for this stack, where the caller has it (a key's is found again else)."""
@@ -551,6 +589,8 @@ class SchemaChecker(ObjectKeys):
         if top.kind == UNION:  # (_union_content: every branch moved as _step_union steps them)
             if dfa is None:
                 dfa = self._union_content(top)[0]
+            if getattr(dfa, "free_sink", None) is not None:  # a checked string's branches and free ones
+                return self._or_free_at(stack, top, at, dfa)
             if type(dfa) is KeyTrie:  # each branch's text: the union's where it is one of its own tree's
                 text = dfa.texts[at]
                 alts = []

@@ -66,6 +66,14 @@ SCHEMAS = {
         "w": {"oneOf": [{"type": "null"}, {"type": "number", "maximum": 5}]},
         "u": {"$ref": "#/$defs/either"}, "n": {"$ref": "#/$defs/either"}}},
         {"v": 12, "w": 3.5, "u": {"a": 3}, "n": 2.5}),
+    # A union of objects writing one property: a checked string in one branch, free in another (an additional
+    # property), read by one DFA in string mode (structbench.jsonschema.string_unions); the long value outlives the
+    # checked branch (maxLength), the escaped one moves it by the character the escape stands for.
+    "a checked string against free ones in a union": ({"type": "object", "properties": {"ctx": {"anyOf": [
+        {"type": "object", "properties": {"a": {"type": "string", "maxLength": 5}, "b": {"type": "number"}}},
+        {"type": "object", "properties": {"id": {"type": "string", "pattern": "^[a-f0-9]{4}$"}}}]},
+        "more": {"type": "array", "items": {"$ref": "#/properties/ctx"}}}},
+        {"ctx": {"a": "ab\nc", "b": 2}, "more": [{"a": "abcdefgh"}, {"id": "beef"}, {"id": "not hex"}]}),
     "pattern keys, non-ASCII": ({"type": "object", "patternProperties": {"^x-[a-z]+$": {"type": "string"}},
                                  "properties": {"café": {"type": "string", "maxLength": 40}},
                                  "additionalProperties": False},
@@ -1560,6 +1568,31 @@ def test_rows_a_token_read_past_a_close_needs_are_made_with_it(vocab):
         dense.mask(state('{"a": "x", "' + key))
     for text in ('{"a": "x", "b":', '{"a": "x", "b":{', '{"a": "x", "d":', '{"a": "x", "d":['):
         assert dense._expanded[state(text)], text
+
+
+def test_a_union_of_a_checked_string_and_free_ones_is_one_dfa(vocab):
+    """A union whose branches are in strings, each checked by one DFA X at one state or free, is read in string mode
+    by or_free(X) (X's states and a sink where only the free branches live); every state it moves to by plain
+    characters is the stack the checker's own steps reach (the sink's: the free branches alone, settled as a union
+    settles), and where the branches' DFAs differ otherwise (two checked ones) there is none."""
+    schema = SCHEMAS["a checked string against free ones in a union"][0]
+    checker = SchemaChecker(schema, "any", "lesson")
+    for text, chars in (('{"ctx": {"a": "', "abcdefgh"), ('{"ctx": {"id": "', "beefz!"), ('{"more": [{"a": "', "xyzzy!")):
+        stack = checker.feed(checker.start(), text)
+        dfa, d = checker.string_content(stack)
+        assert dfa.free_sink == dfa.n_states - 1 and d == 0, text
+        base = checker.with_string_state(stack, 0)
+        for ch in chars:
+            stack = checker.step(stack, ch)
+            d = dfa.step(d, ch)
+            assert checker.with_string_state(base, d, dfa) == stack, (text, ch)
+        assert d == dfa.free_sink and stack[-1].kind == "string", text  # the checked branch is gone
+        assert checker.string_content(stack)[0] is checker.string_content(checker.feed(
+            checker.start(), '{"x": "'))[0]  # a free string's alone
+    two = SchemaChecker({"anyOf": [{"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}},
+                                   {"type": "object", "properties": {"a": {"type": "string", "pattern": "^x"}}}]},
+                        "any", "lesson")
+    assert two.string_content(two.feed(two.start(), '{"a": "')) is None
 
 
 def test_a_mask_from_inside_a_string_meets_its_closes_known(vocab, monkeypatch):

@@ -1,0 +1,52 @@
+"""A union whose branches are all inside strings, checked by one DFA or free: string mode's DFA for all of them.
+
+A union of objects (anyOf, oneOf) writing the same property, a checked string in one branch and a free one in
+another (a property of one object, another's additional property; Github o9961: `maxLength` against any value),
+is stepped by the checker branch by branch: each character a step per branch, and a lazy mask's walk a checker
+step per node of the vocabulary's tree it reads (Llama 3: 1-5 ms a mask, where a string's mask is 30-100 us).
+Where every branch's string is checked by the same DFA X at the same state, or is free, a plain character moves
+X's branches as X does and leaves the free ones where they are; X's branches end where X refuses it, the free ones
+never. So the union reads plain characters as one DFA: X's states, each move X lacks sent to one more state, the
+`free_sink` (only the free branches left, every character kept there), every state accepting (a free branch may
+close anywhere; the checker's step at the quote closes X's branches only where X accepts). The checker maps a
+state of it back to the branches (`SchemaChecker._or_free_at`), exactly as its union step leaves them.
+"""
+
+from __future__ import annotations
+
+from structbench.regular.dfa import DFA
+
+MAX_STATES = 4096  # X's states at most: its DFA is made once per X (kept on it), a Python pass over its moves
+_LAST_CODE = 0x10FFFF
+
+
+def or_free(dfa: DFA) -> DFA | None:
+    """The union's DFA where its checked branches are at states of `dfa` and the rest are free strings (kept on
+    `dfa`), with `or_free_of` (dfa) and `free_sink` (its last state) set on it; None where `dfa` has more than
+    MAX_STATES states."""
+    found = dfa.__dict__.get("_or_free", False)
+    if found is not False:
+        return found
+    found = None
+    if dfa.n_states <= MAX_STATES:
+        sink = dfa.n_states
+        moves = [_completed(row, sink) for row in dfa.moves]
+        moves.append(((0, _LAST_CODE, sink),))
+        found = DFA(tuple(moves), frozenset(range(sink + 1)), dfa.start)
+        found.__dict__["or_free_of"] = dfa
+        found.__dict__["free_sink"] = sink
+    dfa.__dict__["_or_free"] = found  # (the frozen dataclass's own fields are untouched)
+    return found
+
+
+def _completed(row: tuple, sink: int) -> tuple:
+    """A state's moves (sorted, disjoint code-point intervals) with every code point they leave out sent to `sink`."""
+    out, at = [], 0
+    for lo, hi, target in row:
+        if lo > at:
+            out.append((at, lo - 1, sink))
+        out.append((lo, hi, target))
+        at = hi + 1
+    if at <= _LAST_CODE:
+        out.append((at, _LAST_CODE, sink))
+    return tuple(out)
