@@ -584,6 +584,8 @@ class SchemaChecker(ObjectKeys):
         """The stack `string_content` describes, its DFA moved to `at` by plain characters: what `step` returns.
         dfa: the DFA `string_content` gave for this stack, where the caller has it (a key's is found again else)."""
         top = stack[-1]
+        if dfa is not None and top.kind != UNION and getattr(dfa, "free_sink", None) is not None:
+            return stack  # (a union of or_free's settled at its sink: the free string alone, whose frame stays)
         if top.kind == STRING or top.kind == NUMBER or top.kind == LITERAL:
             return stack if top.at == at else stack[:-1] + (with_at(top, at),)
         if top.kind == UNION:  # (_union_content: every branch moved as _step_union steps them)

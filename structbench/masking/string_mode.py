@@ -705,7 +705,7 @@ class StringRows:
             self._kept.append(dfa)  # its id stays its own
             return found
         if content is None:
-            content = string_content(dfa, self.boundaries, self._depth(), self._unicode_escapes)
+            content = string_content(dfa, self.boundaries, self._depth(), self._escapes_of(dfa))
         if content.whole:
             first = self._stack(content.lex, content.run, content.total)
             if content.loops is not None:  # (rows there start with none: a grown array's fill)
@@ -715,6 +715,13 @@ class StringRows:
             self._by_rows[id(content)] = ({}, [])
         found = self._dfas[id(dfa)] = (content, first, None)  # content keeps dfa alive: its id stays its own
         return found
+
+    def _escapes_of(self, dfa) -> tuple[str, ...] | None:
+        """The `\\u` prefixes read in the DFA's table (unicode_escape_prefixes), or None: the `u` is the checker's. A
+        union of a checked string and free ones (string_unions.or_free) leaves it to the checker: its free
+        branches read a `\\u` escape by the lenient rules (a lone surrogate), where the table's rows follow a checked
+        string's strict ones."""
+        return None if getattr(dfa, "free_sink", None) is not None else self._unicode_escapes
 
     def _stack(self, lex: np.ndarray, run: np.ndarray, total: np.ndarray) -> int:
         """Rows appended to `lex` (and run, total), growing the arrays by doubling: where they start."""
@@ -734,7 +741,7 @@ class StringRows:
             table = getattr(dfa, "shared", None) or dfa
             first = id(table) not in seen  # (key contexts share their base table: made and counted once)
             seen.add(id(table))
-            made.append((table, string_content(table, self.boundaries, self._depth(), self._unicode_escapes)
+            made.append((table, string_content(table, self.boundaries, self._depth(), self._escapes_of(table))
                          if first else None))
         size = self._lex_used + sum(content.n_rows for _, content in made if content is not None and content.whole)
         if size > len(self.lex):
