@@ -71,7 +71,7 @@ from structbench.jsonschema.free_text import FREE_STRING
 from structbench.jsonschema.key_trie import KeyTrie
 from structbench.jsonschema.keys import OTHER, ObjectKeys
 from structbench.jsonschema.lexemes import literal_lexeme, number_lexeme
-from structbench.jsonschema.string_unions import or_free
+from structbench.jsonschema.string_unions import OrFreeDFA, or_free
 from structbench.jsonschema.strings import END, escape_reads, string_step
 from structbench.limits import current as limits
 from structbench.regular import MAX_CODE_POINT
@@ -584,14 +584,14 @@ class SchemaChecker(ObjectKeys):
         """The stack `string_content` describes, its DFA moved to `at` by plain characters: what `step` returns.
         dfa: the DFA `string_content` gave for this stack, where the caller has it (a key's is found again else)."""
         top = stack[-1]
-        if dfa is not None and top.kind != UNION and getattr(dfa, "free_sink", None) is not None:
+        if type(dfa) is OrFreeDFA and top.kind != UNION:
             return stack  # (a union of or_free's settled at its sink: the free string alone, whose frame stays)
         if top.kind == STRING or top.kind == NUMBER or top.kind == LITERAL:
             return stack if top.at == at else stack[:-1] + (with_at(top, at),)
         if top.kind == UNION:  # (_union_content: every branch moved as _step_union steps them)
             if dfa is None:
                 dfa = self._union_content(top)[0]
-            if getattr(dfa, "free_sink", None) is not None:  # a checked string's branches and free ones
+            if type(dfa) is OrFreeDFA:  # a checked string's branches and free ones
                 return self._or_free_at(stack, top, at, dfa)
             if type(dfa) is KeyTrie:  # each branch's text: the union's where it is one of its own tree's
                 text = dfa.texts[at]

@@ -20,10 +20,14 @@ MAX_STATES = 4096  # X's states at most: its DFA is made once per X (kept on it)
 _LAST_CODE = 0x10FFFF
 
 
-def or_free(dfa: DFA) -> DFA | None:
+class OrFreeDFA(DFA):
+    """or_free's DFA, told from others by its type (a check on the hot path of every string's advance): a DFA with
+    `or_free_of` (X) and `free_sink` (its last state) set on it."""
+
+
+def or_free(dfa: DFA) -> OrFreeDFA | None:
     """The union's DFA where its checked branches are at states of `dfa` and the rest are free strings (kept on
-    `dfa`), with `or_free_of` (dfa) and `free_sink` (its last state) set on it; None where `dfa` has more than
-    MAX_STATES states."""
+    `dfa`); None where `dfa` has more than MAX_STATES states."""
     found = dfa.__dict__.get("_or_free", False)
     if found is not False:
         return found
@@ -32,7 +36,7 @@ def or_free(dfa: DFA) -> DFA | None:
         sink = dfa.n_states
         moves = [_completed(row, sink) for row in dfa.moves]
         moves.append(((0, _LAST_CODE, sink),))
-        found = DFA(tuple(moves), frozenset(range(sink + 1)), dfa.start)
+        found = OrFreeDFA(tuple(moves), frozenset(range(sink + 1)), dfa.start)
         found.__dict__["or_free_of"] = dfa
         found.__dict__["free_sink"] = sink
     dfa.__dict__["_or_free"] = found  # (the frozen dataclass's own fields are untouched)

@@ -29,6 +29,7 @@ from structbench.jsonschema.free_text import (
     ESCAPABLE_BOUNDS,
     checked_escape_rows,
 )
+from structbench.jsonschema.string_unions import OrFreeDFA
 from structbench.jsonschema.strings import dfa_live_on, escape_candidates
 from structbench.masking import trie_walk
 from structbench.regular.charsets import (
@@ -721,7 +722,7 @@ class StringRows:
         union of a checked string and free ones (string_unions.or_free) leaves it to the checker: its free
         branches read a `\\u` escape by the lenient rules (a lone surrogate), where the table's rows follow a checked
         string's strict ones."""
-        return None if getattr(dfa, "free_sink", None) is not None else self._unicode_escapes
+        return None if type(dfa) is OrFreeDFA else self._unicode_escapes
 
     def _stack(self, lex: np.ndarray, run: np.ndarray, total: np.ndarray) -> int:
         """Rows appended to `lex` (and run, total), growing the arrays by doubling: where they start."""
