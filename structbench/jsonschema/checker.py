@@ -26,6 +26,7 @@ read by strings.py, object keys by keys.py.
 from __future__ import annotations
 
 from structbench.errors import UnsupportedSchema
+from structbench.jsonschema import node_store
 from structbench.jsonschema.compiler import compile_schema
 from structbench.jsonschema.container_reach import (
     closes_and_reads_on,
@@ -179,7 +180,13 @@ class SchemaChecker(ObjectKeys):
         if numbers not in NUMBER_SYNTAXES:
             raise ValueError(f"numbers must be 'json' or 'lesson', got {numbers!r}")
         self.schema, self.key_order, self.whitespace, self.numbers = schema, key_order, whitespace, numbers
-        self.root, self.nodes = compile_schema(schema, numbers)
+        root, nodes = compile_schema(schema, numbers)
+        # Numbered by structure in the process's generation (node_store): equal subschemas of any schema, one number,
+        # so mask keys mean the same in every checker of these settings, and masks are kept across schemas.
+        self._generation = node_store.current()
+        self.root, numbers_here = self._generation.number(root, nodes)
+        self._own_nodes = list(dict.fromkeys(numbers_here))  # this schema's node numbers, in its order, once each
+        self.nodes = self._generation.nodes  # (indexed by a node's number: the generation's list, read-only here)
         self._ordered = key_order == "schema"
         self.steps_taken = 0  # every step, the alternatives of a union included: what work budgets draw on
         self._key_indexes: dict = {}  # node id -> its property names sorted, and their children (ObjectKeys)
@@ -207,7 +214,7 @@ class SchemaChecker(ObjectKeys):
         self._name_entries_kept: dict = {}  # (node id, key text, closable, parts) -> _name_entries
         # id of a TokenReach -> (it, {frame: the number of its part of mask_key}, {part: its number}, {a container's
         # config: whether a token closes it and reads on (_first_read)}, the tops where none is cut (never_cut))
-        self._mask_frames: dict = {}
+        self._mask_frames: dict = {}  # (set below, with the settings: the generation's for them)
         self._counter_bounds: dict[int, tuple | None] = {}  # per string node: its DFA's length bounds, or None
         self._closed_names: dict = {}  # (node id, closings) -> {key text: the names a token can finish} (mask_key)
         self._names_beyond_bmp: dict = {}  # node id -> has a property name past U+FFFF (mask_key)
@@ -223,7 +230,7 @@ class SchemaChecker(ObjectKeys):
         # checker: string mode keeps its tables on it per class partition (a few: string_mode._whole_tables), and
         # they depend on the partition and the vocabulary alone, so a fresh schema does not build them again
         if self._ordered:
-            for node in self.nodes:
+            for node in self._own():
                 if node.properties and "object" in node.kinds and not node.alts and (not node.strict or node.patterns):
                     raise UnsupportedSchema("additionalProperties", "#", "key_order=schema needs objects with "
                                             "properties to set additionalProperties: false")
@@ -232,7 +239,10 @@ class SchemaChecker(ObjectKeys):
         self._ws_places = WHITESPACE_PLACES[whitespace]
         self._ws_chars = JSON_WHITESPACE if whitespace == "flexible" else " "
         self._ws_max = limits().max_flexible_whitespace if whitespace == "flexible" else 1
-        self._caps = [max(len(n.prefix), n.min_items, n.max_items or 0) for n in self.nodes]
+        # Kept in the generation for these settings: a part has one number in every checker, so a mask key is one key
+        # across schemas (node_store.MaskStore)
+        self._mask_frames = self._generation.mask_parts(self.settings())
+        self._caps = {k: max(len(n.prefix), n.min_items, n.max_items or 0) for k, n in self._own_items()}
         # The step per frame kind, as plain functions (bound methods kept on the checker would be a reference
         # cycle: a checker then outlives its constraint until the garbage collector's next full pass)
         cls = type(self)
@@ -244,6 +254,25 @@ class SchemaChecker(ObjectKeys):
 
     def start(self) -> Stack:
         return (Frame(ROOT, self.root, VALUE),)
+
+    def _own_items(self):
+        """(number, node) of this schema's nodes (self.nodes is the generation's, every schema's)."""
+        nodes = self.nodes
+        return [(k, nodes[k]) for k in self._own_nodes]
+
+    def _own(self):
+        nodes = self.nodes
+        return [nodes[k] for k in self._own_nodes]
+
+    def settings(self) -> tuple:
+        """What, beside its nodes, says how this checker reads a stack: equal settings and node numbers, the same
+        steps (the mask key's parts and the stored masks are kept per settings)."""
+        return (self.key_order, self.whitespace, self.numbers, self._ws_max)
+
+    def mask_store(self, vocab):
+        """The masks kept across schemas by their mask keys, for this checker's settings and `vocab`
+        (node_store.MaskStore)."""
+        return self._generation.mask_store(self.settings(), vocab)
 
     def context_frame(self, phase: str) -> Frame:
         """The stand-in for the frames below a stack's top (see `_step_context`)."""
@@ -786,7 +815,7 @@ class SchemaChecker(ObjectKeys):
         string's content DFA, and every object's key DFA at its first key (KeyTrie, a key product's shared table:
         later keys' contexts share its table and have rows of their own only where they differ)."""
         found, seen = [], set()
-        for node_id, node in enumerate(self.nodes):
+        for node_id, node in self._own_items():
             dfas = [node.string_dfa]
             if "object" in node.kinds and (node.properties or node.patterns or node.key_dfa is not None):
                 dfas.append(self.key_trie(self._key_open(Frame(OBJECT, node_id, OPEN))))
@@ -800,7 +829,7 @@ class SchemaChecker(ObjectKeys):
         """The non-ASCII characters the checker treats individually: those in property names, and the
         ends of every non-ASCII range its string, key and number DFAs tell apart."""
         chars, seen = set(), set()
-        for node in self.nodes:
+        for node in self._own():
             for name, _ in node.properties:
                 chars.update(ch for ch in name if ord(ch) >= 128)
             dfas = [node.string_dfa, node.key_dfa, node.number_dfa] + [d for d, _ in node.patterns]

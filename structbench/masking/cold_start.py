@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 
+from structbench.jsonschema import node_store
 from structbench.lm.vocab import Vocabulary
 from structbench.masking.tabled import (
     forget_partitions,
@@ -35,6 +36,7 @@ def cold_start(vocab: Vocabulary) -> None:
     over the checker's ASCII classes), then collect the garbage that leaves, so that the collector does not run
     inside the compile timed next."""
     forget_kept()
+    node_store.forget()  # nodes numbered by structure, and the masks kept across schemas by their keys
     forget_partitions()  # (it makes the syntax's partition again, asking ascii_own of it)
     shared = machine_boundaries()  # what the default partition alone tells of JSON's syntax: made again, untimed
     json_classes(shared)

@@ -67,6 +67,9 @@ class TabledConstraint:
         self._bits: dict[int, np.ndarray] = {}
         self._mask_key = mask_key
         self._built_by_key: dict = {}  # mask_key -> the state whose mask was built for it
+        # Masks other schemas built, by the same keys (a checker's node numbers are its process's: node_store)
+        store = getattr(machine, "mask_store", None) if mask_key is not None else None
+        self._store = None if store is None else store(vocab)
         self._next: dict[tuple[int, int], int] = {}
         self.split = None
         self.eager = False
@@ -146,6 +149,13 @@ class TabledConstraint:
                 self.table[state] = self.table[twin]
             self.work.masks_shared += 1
             return
+        if self._store is not None and key is not None:
+            stored = self._store.get(key)
+            if stored is not None:  # an earlier schema's state with this key: read back, as a shared mask
+                self._bits[state] = stored
+                self._built_by_key[key] = state
+                self.work.masks_shared += 1
+                return
         packed = getattr(self.dense, "mask_packed", None) if self.split is None else None
         if packed is not None:  # (fueled, inline: one dense, and this is every lazy mask's path)
             dense = self.dense
@@ -170,6 +180,8 @@ class TabledConstraint:
         self.work.masks_built += 1
         if key is not None:
             self._built_by_key[key] = state
+            if self._store is not None:
+                self._store.put(key, bits)
 
     def _split_denses(self) -> tuple:
         return () if self.split is None else (self.split.top_dense, self.split.full_dense)

@@ -1441,7 +1441,8 @@ def test_unbounded_numbers_share_one_lexeme_across_cold_starts(vocab):
     number syntax: a fresh schema does not compile it again, and its tables over the vocabulary's classes are made
     once); a bounded number's, or one with a multipleOf, is its own, made anew, and accepts what its keywords say."""
     def dfa(schema):
-        return SchemaChecker(schema, "any", "lesson").nodes[0].number_dfa
+        checker = SchemaChecker(schema, "any", "lesson")
+        return checker.nodes[checker.root].number_dfa
 
     schemas = [{"type": "integer"}, {"type": "number"}, {"type": "integer", "maximum": 9},
                {"type": "integer", "multipleOf": 3}]

@@ -1,0 +1,254 @@
+"""Nodes numbered once per process by their structure, and the masks kept by their keys across schemas.
+
+A schema compiles to nodes numbered in its own list (compiler.py). Numbered so, equal subschemas of two schemas
+are two node ids, and the checker's mask key (a stack with each node read by its id: shared_masks.py) tells their
+states apart, though no token can. Here every node is numbered again, by what it is: its fields, its DFAs (equal
+automata are one object) and its children's numbers, so a `{"type": "string"}` property, a free object's any-value
+node or an enum of the same words has one number in every schema of the process. A cyclic group (a recursive
+schema; the any-value node, whose items and additional values are itself) is numbered by its nodes read depth
+first from each member, so groups of one shape share their numbers too (up to `_MAX_CYCLE` nodes; bigger ones keep
+numbers of their own).
+
+With node numbers shared, a mask key means the same in every checker with the same settings (key order,
+whitespace, number syntax, whitespace run cap) over the same vocabulary, and a mask built for a schema serves the
+next schema's state with that key (`MaskStore`: the lazy strategy's `TabledConstraint` asks it where its own masks
+have none for the key). Over every fifth MaskBench schema walked in one process, 36% of the built masks' time
+went to masks whose key an earlier schema had (docs/design.md, "Masks kept across schemas").
+
+What is kept lives in a :class:`Generation`: the nodes, the mask key's numbered parts, the stored masks. A cold start
+(structbench.masking.cold_start) begins a new one, as does a generation that has grown past
+`limits.max_stored_parts` nodes and parts; checkers made before keep theirs (their node numbers mean nothing in
+the next), and die with it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from structbench.jsonschema.nodes import Node
+from structbench.limits import current as limits
+
+_MAX_CYCLE = 64  # a cyclic group of more nodes keeps numbers of its own (its reading from each member: squared)
+_MAX_SHARED_DFA = 256  # a DFA of more states is one by identity (kept ones are: regular.kept), not hashed whole
+
+
+class MaskStore:
+    """Masks (a constraint's packed bits, read-only) by their mask keys, for one checker setting and vocabulary;
+    at most `limits.max_stored_masks`, the least recently used let go first."""
+
+    def __init__(self, vocab):
+        self.vocab = vocab
+        self._masks: OrderedDict = OrderedDict()
+        self._cap = limits().max_stored_masks
+
+    def get(self, key):
+        bits = self._masks.get(key)
+        if bits is not None:
+            self._masks.move_to_end(key)
+        return bits
+
+    def put(self, key, bits) -> None:
+        self._masks[key] = bits
+        if len(self._masks) > self._cap:
+            self._masks.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._masks)
+
+
+class Generation:
+    """What schemas share while it lasts: nodes numbered by structure, the mask key's parts, the stored masks."""
+
+    def __init__(self):
+        self.nodes: list[Node] = []
+        self._numbers: dict = {}  # a node's structure (its children by number) -> its number
+        self._dfas: dict = {}  # a DFA's structure -> the one DFA object every node with it holds
+        self._dfa_of: dict = {}  # id(a DFA met) -> (it, the one kept for it)
+        self._mask_parts: dict = {}  # checker settings -> {id(TokenReach): the mask key's kept parts}
+        self._stores: dict = {}  # (checker settings, id(vocabulary)) -> MaskStore
+
+    def mask_parts(self, settings: tuple) -> dict:
+        """The checker's `_mask_frames` for these settings: the mask key's parts numbered alike in every checker."""
+        return self._mask_parts.setdefault(settings, {})
+
+    def mask_store(self, settings: tuple, vocab) -> MaskStore:
+        store = self._stores.get((settings, id(vocab)))
+        if store is None or store.vocab is not vocab:  # (an id reused by a later vocabulary)
+            store = self._stores[(settings, id(vocab))] = MaskStore(vocab)
+        return store
+
+    def size(self) -> int:
+        """Nodes and mask-key parts kept: what `limits.max_stored_parts` caps."""
+        parts = sum(len(kept[1]) + len(kept[2]) for per_reach in self._mask_parts.values()
+                    for kept in per_reach.values())
+        return len(self.nodes) + parts
+
+    def number(self, root: int, nodes: list[Node]) -> tuple[int, list[int]]:
+        """(the root's number, each node's number in the schema's order) for one schema's compiled nodes."""
+        own: dict[int, int] = {}
+        for group in _groups(nodes):
+            if len(group) == 1 and group[0] not in _children(nodes[group[0]]):
+                v = group[0]
+                key = self._key(nodes[v], own)
+                n = self._numbers.get(key)
+                if n is None:
+                    n = self._numbers[key] = self._add(self._renumbered(nodes[v], own))
+                own[v] = n
+            elif len(group) <= _MAX_CYCLE:
+                members = set(group)
+                keys = {v: ("cycle", self._cycle_key(nodes, v, members, own)) for v in group}
+                new = []
+                for v in group:
+                    n = self._numbers.get(keys[v])
+                    if n is None:
+                        n = self._numbers[keys[v]] = self._add(None)
+                        new.append(v)
+                    own[v] = n
+                for v in new:
+                    self.nodes[own[v]] = self._renumbered(nodes[v], own)
+            else:
+                for v in group:
+                    own[v] = self._add(None)
+                for v in group:
+                    self.nodes[own[v]] = self._renumbered(nodes[v], own)
+        return own[root], [own[v] for v in range(len(nodes))]
+
+    def _add(self, node: Node | None) -> int:
+        self.nodes.append(node)
+        return len(self.nodes) - 1
+
+    def _dfa(self, dfa):
+        """The one DFA object kept for dfa's structure (its moves, accepting states, start, and the length bounds
+        `_length_as_read` reads off a counter); a big one is its own."""
+        if dfa is None:
+            return None
+        found = self._dfa_of.get(id(dfa))
+        if found is not None and found[0] is dfa:
+            return found[1]
+        if dfa.n_states > _MAX_SHARED_DFA:
+            kept = dfa
+        else:
+            key = (type(dfa), dfa.moves, dfa.accepting, dfa.start, dfa.__dict__.get("_length_counter"))
+            kept = self._dfas.setdefault(key, dfa)
+        self._dfa_of[id(dfa)] = (dfa, kept)
+        return kept
+
+    def _key(self, node: Node, number) -> tuple:
+        """Node's structure, its children by `number` (a dict, or a function for a cyclic group's reading), its
+        DFAs by the kept objects' ids (kept alive by the generation)."""
+        get = number.__getitem__ if isinstance(number, dict) else number
+        dfa = self._dfa
+        return (node.types, tuple((name, get(c)) for name, c in node.properties), node.required,
+                None if node.additional is None else get(node.additional),
+                tuple((id(dfa(d)), get(c)) for d, c in node.patterns),
+                tuple(sorted((tuple(sorted(k)), get(c)) for k, c in node.combos.items())),
+                id(dfa(node.key_dfa)) if node.key_dfa is not None else None, node.min_props, node.max_props,
+                tuple(get(c) for c in node.prefix), None if node.items is None else get(node.items),
+                node.min_items, node.max_items,
+                id(dfa(node.string_dfa)) if node.string_dfa is not None else None, node.string_literals,
+                id(dfa(node.number_dfa)) if node.number_dfa is not None else None, node.words, node.stated_types,
+                node.narrowed, node.additional_dropped, tuple(get(c) for c in node.alts), node.kinds)
+
+    def _cycle_key(self, nodes: list[Node], v: int, members: set, own: dict) -> tuple:
+        """A cyclic group's nodes read depth first from v (children in field order), each by its structure with
+        the group's members as their order of reading: equal for a member of any group of the same shape."""
+        order: dict[int, int] = {}
+        todo = [v]
+        while todo:
+            u = todo.pop()
+            if u in order:
+                continue
+            order[u] = len(order)
+            todo.extend(reversed([c for c in _children(nodes[u]) if c in members]))
+
+        def number(c):
+            return ("member", order[c]) if c in members else own[c]
+        return tuple(self._key(nodes[u], number) for u in order)
+
+    def _renumbered(self, node: Node, own: dict) -> Node:
+        """A copy of node with its children by their numbers here, and its DFAs the kept ones."""
+        dfa = self._dfa
+        return Node(
+            types=node.types, properties=tuple((name, own[c]) for name, c in node.properties),
+            required=node.required, additional=None if node.additional is None else own[node.additional],
+            patterns=tuple((dfa(d), own[c]) for d, c in node.patterns),
+            combos={k: own[c] for k, c in node.combos.items()}, key_dfa=dfa(node.key_dfa),
+            min_props=node.min_props, max_props=node.max_props, prefix=tuple(own[c] for c in node.prefix),
+            items=None if node.items is None else own[node.items], min_items=node.min_items,
+            max_items=node.max_items, string_dfa=dfa(node.string_dfa), string_literals=node.string_literals,
+            number_dfa=dfa(node.number_dfa), words=node.words, stated_types=node.stated_types, narrowed=node.narrowed,
+            additional_dropped=node.additional_dropped, alts=tuple(own[c] for c in node.alts), kinds=node.kinds)
+
+
+def _children(node: Node) -> list[int]:
+    out = [c for _, c in node.properties]
+    if node.additional is not None:
+        out.append(node.additional)
+    out += [c for _, c in node.patterns]
+    out += node.combos.values()
+    out += node.prefix
+    if node.items is not None:
+        out.append(node.items)
+    out += node.alts
+    return out
+
+
+def _groups(nodes: list[Node]) -> list[list[int]]:
+    """The strongly connected groups of the nodes' graph, children's groups first (Tarjan's, iterative: a schema
+    nests up to limits.max_ref_depth, and its nodes up to max_schema_nodes)."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    out: list[list[int]] = []
+    for root in range(len(nodes)):
+        if root in index:
+            continue
+        work = [(root, iter(_children(nodes[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            for w in children:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(_children(nodes[w]))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[v])
+                if low[v] == index[v]:
+                    group = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        group.append(w)
+                        if w == v:
+                            break
+                    out.append(group)
+    return out
+
+
+_current = Generation()
+
+
+def current() -> Generation:
+    """The generation new checkers number their nodes in: a new one once this one holds more than
+    `limits.max_stored_parts` nodes and mask-key parts."""
+    global _current
+    if len(_current.nodes) > limits().max_stored_parts or _current.size() > limits().max_stored_parts:
+        _current = Generation()
+    return _current
+
+
+def forget() -> None:
+    """Begin a new generation (a cold start: what every earlier schema left is not read again)."""
+    global _current
+    _current = Generation()
