@@ -32,6 +32,7 @@ from structbench.bench.store import (
     write_part,
 )
 from structbench.bench.strategies import using_strategy
+from structbench.jsonschema import node_store
 from structbench.limits import using
 
 MANIFEST_NAME = "trials.jsonl"  # in a sweep's folder: one line per trial, read by the end-of-sweep summary
@@ -102,6 +103,9 @@ def run_trial(settings, manifest: Path | None = None) -> TrialResult:
             ensure_writable(path.parent)
             remove_stale_temps(path.parent)  # what killed writes left here (ours only, and only stale ones)
             t0 = time.perf_counter()
+            # No masks kept from an earlier trial in this process (node_store): a trial's rows (masks built, work)
+            # are its settings' alone, whichever trials ran before it
+            node_store.forget()
             try:
                 rows = experiment_module(settings.kind).run(settings, trial, progress=settings.progress)
             except BaseException:

@@ -40,11 +40,13 @@ class MaskStore:
         self.vocab = vocab
         self._masks: OrderedDict = OrderedDict()
         self._cap = limits().max_stored_masks
+        self.hits = 0  # masks read back (what the walks they spared would have built)
 
     def get(self, key):
         bits = self._masks.get(key)
         if bits is not None:
             self._masks.move_to_end(key)
+            self.hits += 1
         return bits
 
     def put(self, key, bits) -> None:
@@ -86,8 +88,9 @@ class Generation:
     def number(self, root: int, nodes: list[Node]) -> tuple[int, list[int]]:
         """(the root's number, each node's number in the schema's order) for one schema's compiled nodes."""
         own: dict[int, int] = {}
-        for group in _groups(nodes):
-            if len(group) == 1 and group[0] not in _children(nodes[group[0]]):
+        children = [_children(node) for node in nodes]
+        for group in _groups(children):
+            if len(group) == 1 and group[0] not in children[group[0]]:
                 v = group[0]
                 key = self._key(nodes[v], own)
                 n = self._numbers.get(key)
@@ -96,7 +99,7 @@ class Generation:
                 own[v] = n
             elif len(group) <= _MAX_CYCLE:
                 members = set(group)
-                keys = {v: ("cycle", self._cycle_key(nodes, v, members, own)) for v in group}
+                keys = {v: ("cycle", self._cycle_key(nodes, children, v, members, own)) for v in group}
                 new = []
                 for v in group:
                     n = self._numbers.get(keys[v])
@@ -149,7 +152,7 @@ class Generation:
                 id(dfa(node.number_dfa)) if node.number_dfa is not None else None, node.words, node.stated_types,
                 node.narrowed, node.additional_dropped, tuple(get(c) for c in node.alts), node.kinds)
 
-    def _cycle_key(self, nodes: list[Node], v: int, members: set, own: dict) -> tuple:
+    def _cycle_key(self, nodes: list[Node], children: list, v: int, members: set, own: dict) -> tuple:
         """A cyclic group's nodes read depth first from v (children in field order), each by its structure with
         the group's members as their order of reading: equal for a member of any group of the same shape."""
         order: dict[int, int] = {}
@@ -159,7 +162,7 @@ class Generation:
             if u in order:
                 continue
             order[u] = len(order)
-            todo.extend(reversed([c for c in _children(nodes[u]) if c in members]))
+            todo.extend(reversed([c for c in children[u] if c in members]))
 
         def number(c):
             return ("member", order[c]) if c in members else own[c]
@@ -193,29 +196,29 @@ def _children(node: Node) -> list[int]:
     return out
 
 
-def _groups(nodes: list[Node]) -> list[list[int]]:
-    """The strongly connected groups of the nodes' graph, children's groups first (Tarjan's, iterative: a schema
-    nests up to limits.max_ref_depth, and its nodes up to max_schema_nodes)."""
+def _groups(children: list[list[int]]) -> list[list[int]]:
+    """The strongly connected groups of the nodes' graph (each node's children), children's groups first (Tarjan's,
+    iterative: a schema nests up to limits.max_ref_depth, and its nodes up to max_schema_nodes)."""
     index: dict[int, int] = {}
     low: dict[int, int] = {}
     on_stack: set[int] = set()
     stack: list[int] = []
     out: list[list[int]] = []
-    for root in range(len(nodes)):
+    for root in range(len(children)):
         if root in index:
             continue
-        work = [(root, iter(_children(nodes[root])))]
+        work = [(root, iter(children[root]))]
         index[root] = low[root] = len(index)
         stack.append(root)
         on_stack.add(root)
         while work:
-            v, children = work[-1]
-            for w in children:
+            v, unread = work[-1]
+            for w in unread:
                 if w not in index:
                     index[w] = low[w] = len(index)
                     stack.append(w)
                     on_stack.add(w)
-                    work.append((w, iter(_children(nodes[w]))))
+                    work.append((w, iter(children[w])))
                     break
                 if w in on_stack:
                     low[v] = min(low[v], index[w])
