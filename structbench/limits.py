@@ -55,8 +55,8 @@ class Limits:
     precompute_steps: int = 250_000        # checker steps tabling ahead may take; beyond, each state when first met
     precompute_token_chars: int = 200_000_000  # token characters the masks tabled ahead may walk; beyond, likewise
     mask_steps: int = 2_000_000            # checker steps one mask may take (a union steps each alternative)
-    max_stored_masks: int = 4096           # lazy: masks kept across schemas by their keys (16 KB each on Llama 3)
-    max_stored_parts: int = 1_000_000      # nodes and mask-key parts kept across schemas; beyond, they start over
+    max_stored_masks: int = 2048           # lazy: masks kept across schemas by their keys (16 KB each on Llama 3)
+    max_stored_nodes: int = 200_000        # nodes numbered by structure, kept across schemas; beyond, they start over
     # --- vocabularies (structbench/lm) ---
     max_vocab_size: int = 262_144          # tokens of a synthetic vocabulary (the largest real ones: Gemma's 262,144)
     # --- tasks ---

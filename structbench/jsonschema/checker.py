@@ -25,6 +25,8 @@ read by strings.py, object keys by keys.py.
 
 from __future__ import annotations
 
+from itertools import islice
+
 from structbench.errors import UnsupportedSchema
 from structbench.jsonschema import node_store
 from structbench.jsonschema.compiler import compile_schema
@@ -214,7 +216,7 @@ class SchemaChecker(ObjectKeys):
         self._name_entries_kept: dict = {}  # (node id, key text, closable, parts) -> _name_entries
         # id of a TokenReach -> (it, {frame: the number of its part of mask_key}, {part: its number}, {a container's
         # config: whether a token closes it and reads on (_first_read)}, the tops where none is cut (never_cut))
-        self._mask_frames: dict = {}  # (set below, with the settings: the generation's for them)
+        self._mask_frames: dict = {}
         self._counter_bounds: dict[int, tuple | None] = {}  # per string node: its DFA's length bounds, or None
         self._closed_names: dict = {}  # (node id, closings) -> {key text: the names a token can finish} (mask_key)
         self._names_beyond_bmp: dict = {}  # node id -> has a property name past U+FFFF (mask_key)
@@ -239,9 +241,6 @@ class SchemaChecker(ObjectKeys):
         self._ws_places = WHITESPACE_PLACES[whitespace]
         self._ws_chars = JSON_WHITESPACE if whitespace == "flexible" else " "
         self._ws_max = limits().max_flexible_whitespace if whitespace == "flexible" else 1
-        # Kept in the generation for these settings: a part has one number in every checker, so a mask key is one key
-        # across schemas (node_store.MaskStore)
-        self._mask_frames = self._generation.mask_parts(self.settings())
         self._caps = {k: max(len(n.prefix), n.min_items, n.max_items or 0) for k, n in self._own_items()}
         # The step per frame kind, as plain functions (bound methods kept on the checker would be a reference
         # cycle: a checker then outlives its constraint until the garbage collector's next full pass)
@@ -268,6 +267,16 @@ class SchemaChecker(ObjectKeys):
         """What, beside its nodes, says how this checker reads a stack: equal settings and node numbers, the same
         steps (the mask key's parts and the stored masks are kept per settings)."""
         return (self.key_order, self.whitespace, self.numbers, self._ws_max)
+
+    def stored_key(self, key: tuple, reach) -> tuple:
+        """A mask key (`mask_key`'s, over `reach`) with its parts for their numbers: the key of its mask in the
+        masks kept across schemas (node_store.MaskStore), where node numbers are the process's and part numbers
+        this checker's own."""
+        kept = self._mask_frames[id(reach)]
+        parts, in_order = kept[2], kept[7]
+        if len(in_order) < len(parts):  # (a part's number is its place in the dict: numbered as it was put there)
+            in_order.extend(islice(parts, len(in_order), None))
+        return tuple(in_order[x] if type(x) is int else x for x in key)
 
     def mask_store(self, vocab):
         """The masks kept across schemas by their mask keys, for this checker's settings and `vocab`
@@ -661,12 +670,12 @@ class SchemaChecker(ObjectKeys):
         Each frame's part is numbered (equal parts, one number): the key is a tuple of small numbers, which the
         masks' table hashes at once, not the parts' nested tuples again at every state."""
         # Kept per reach: (it, frame -> part number, part -> number, _first_read's answers, never_cut, _longest_uncut,
-        # (value node, whitespace) -> the key of a value read alone, or False)
+        # (value node, whitespace) -> the key of a value read alone, or False, the parts in their numbers' order)
         kept = self._mask_frames.get(id(reach))
         if kept is None or kept[0] is not reach:
             kept = self._mask_frames[id(reach)] = (reach, {}, {}, {},
                                                    never_cut(self.whitespace, reach.closes_read_on),
-                                                   _longest_uncut(reach), {})
+                                                   _longest_uncut(reach), {}, [])
         frames, parts = kept[1], kept[2]  # frame -> its part's number (stacks share most of their frames)
         top = stack[-1]
         # An object's value still to open, that no token finishes and reads on past (_value_reads_past): a token

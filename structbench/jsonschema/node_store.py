@@ -9,16 +9,18 @@ schema; the any-value node, whose items and additional values are itself) is num
 first from each member, so groups of one shape share their numbers too (up to `_MAX_CYCLE` nodes; bigger ones keep
 numbers of their own).
 
-With node numbers shared, a mask key means the same in every checker with the same settings (key order,
-whitespace, number syntax, whitespace run cap) over the same vocabulary, and a mask built for a schema serves the
-next schema's state with that key (`MaskStore`: the lazy strategy's `TabledConstraint` asks it where its own masks
-have none for the key). Over every fifth MaskBench schema walked in one process, 36% of the built masks' time
-went to masks whose key an earlier schema had (docs/design.md, "Masks kept across schemas").
+With node numbers shared, a mask key (its parts, not the checker's numbers for them: SchemaChecker.stored_key)
+means the same in every checker with the same settings (key order, whitespace, number syntax, whitespace run cap)
+over the same vocabulary, and a mask built for one schema serves the next schema's state with that key
+(`MaskStore`: the lazy strategy's `TabledConstraint` asks it where its own masks have none for the key). Over every
+fifth MaskBench schema walked in one process, 36% of the built masks' time went to masks whose key an earlier schema
+had (docs/design.md, "Masks kept across schemas").
 
-What is kept lives in a :class:`Generation`: the nodes, the mask key's numbered parts, the stored masks. A cold start
-(structbench.masking.cold_start) begins a new one, as does a generation that has grown past
-`limits.max_stored_parts` nodes and parts; checkers made before keep theirs (their node numbers mean nothing in
-the next), and die with it.
+What is kept lives in a :class:`Generation`: the nodes and their DFAs, and the stored masks (at most
+`limits.max_stored_masks` per setting and vocabulary, the least recently used let go). A cold start
+(structbench.masking.cold_start) and each trial (structbench.bench.runner) begin a new one, as does a generation
+past `limits.max_stored_nodes` nodes; checkers made before keep theirs (their node numbers mean nothing in the
+next), and it goes with them.
 """
 
 from __future__ import annotations
@@ -65,25 +67,15 @@ class Generation:
         self.nodes: list[Node] = []
         self._numbers: dict = {}  # a node's structure (its children by number) -> its number
         self._dfas: dict = {}  # a DFA's structure -> the one DFA object every node with it holds
-        self._dfa_of: dict = {}  # id(a DFA met) -> (it, the one kept for it)
-        self._mask_parts: dict = {}  # checker settings -> {id(TokenReach): the mask key's kept parts}
+        self._sets: dict = {}  # a frozenset -> the one object for it (_one)
+        self._serial = object()  # what a DFA notes its kept one with, for this generation alone
         self._stores: dict = {}  # (checker settings, id(vocabulary)) -> MaskStore
-
-    def mask_parts(self, settings: tuple) -> dict:
-        """The checker's `_mask_frames` for these settings: the mask key's parts numbered alike in every checker."""
-        return self._mask_parts.setdefault(settings, {})
 
     def mask_store(self, settings: tuple, vocab) -> MaskStore:
         store = self._stores.get((settings, id(vocab)))
         if store is None or store.vocab is not vocab:  # (an id reused by a later vocabulary)
             store = self._stores[(settings, id(vocab))] = MaskStore(vocab)
         return store
-
-    def size(self) -> int:
-        """Nodes and mask-key parts kept: what `limits.max_stored_parts` caps."""
-        parts = sum(len(kept[1]) + len(kept[2]) for per_reach in self._mask_parts.values()
-                    for kept in per_reach.values())
-        return len(self.nodes) + parts
 
     def number(self, root: int, nodes: list[Node]) -> tuple[int, list[int]]:
         """(the root's number, each node's number in the schema's order) for one schema's compiled nodes."""
@@ -125,15 +117,15 @@ class Generation:
         `_length_as_read` reads off a counter); a big one is its own."""
         if dfa is None:
             return None
-        found = self._dfa_of.get(id(dfa))
-        if found is not None and found[0] is dfa:
-            return found[1]
+        found = dfa.__dict__.get("_kept_as")  # (this generation's answer, noted on the DFA: it lives as long as that)
+        if found is not None and found[0] is self._serial:
+            return found[1] or dfa
         if dfa.n_states > _MAX_SHARED_DFA:
             kept = dfa
         else:
             key = (type(dfa), dfa.moves, dfa.accepting, dfa.start, dfa.__dict__.get("_length_counter"))
             kept = self._dfas.setdefault(key, dfa)
-        self._dfa_of[id(dfa)] = (dfa, kept)
+        dfa.__dict__["_kept_as"] = (self._serial, None if kept is dfa else kept)  # (None: itself, not a cycle)
         return kept
 
     def _key(self, node: Node, number) -> tuple:
@@ -141,16 +133,19 @@ class Generation:
         DFAs by the kept objects' ids (kept alive by the generation)."""
         get = number.__getitem__ if isinstance(number, dict) else number
         dfa = self._dfa
-        return (node.types, tuple((name, get(c)) for name, c in node.properties), node.required,
+        # (sets as sorted tuples: a tuple of strings and numbers is one the garbage collector stops tracking, and
+        # the generation keeps a key per node for as long as it lasts)
+        return (_sorted(node.types), tuple((name, get(c)) for name, c in node.properties), _sorted(node.required),
                 None if node.additional is None else get(node.additional),
                 tuple((id(dfa(d)), get(c)) for d, c in node.patterns),
                 tuple(sorted((tuple(sorted(k)), get(c)) for k, c in node.combos.items())),
                 id(dfa(node.key_dfa)) if node.key_dfa is not None else None, node.min_props, node.max_props,
                 tuple(get(c) for c in node.prefix), None if node.items is None else get(node.items),
                 node.min_items, node.max_items,
-                id(dfa(node.string_dfa)) if node.string_dfa is not None else None, node.string_literals,
-                id(dfa(node.number_dfa)) if node.number_dfa is not None else None, node.words, node.stated_types,
-                node.narrowed, node.additional_dropped, tuple(get(c) for c in node.alts), node.kinds)
+                id(dfa(node.string_dfa)) if node.string_dfa is not None else None, _sorted(node.string_literals),
+                id(dfa(node.number_dfa)) if node.number_dfa is not None else None, _sorted(node.words),
+                _sorted(node.stated_types), node.narrowed, node.additional_dropped, tuple(get(c) for c in node.alts),
+                _sorted(node.kinds))
 
     def _cycle_key(self, nodes: list[Node], children: list, v: int, members: set, own: dict) -> tuple:
         """A cyclic group's nodes read depth first from v (children in field order), each by its structure with
@@ -170,17 +165,27 @@ class Generation:
 
     def _renumbered(self, node: Node, own: dict) -> Node:
         """A copy of node with its children by their numbers here, and its DFAs the kept ones."""
-        dfa = self._dfa
+        dfa, one = self._dfa, self._one
         return Node(
-            types=node.types, properties=tuple((name, own[c]) for name, c in node.properties),
-            required=node.required, additional=None if node.additional is None else own[node.additional],
+            types=one(node.types), properties=tuple((name, own[c]) for name, c in node.properties),
+            required=one(node.required), additional=None if node.additional is None else own[node.additional],
             patterns=tuple((dfa(d), own[c]) for d, c in node.patterns),
             combos={k: own[c] for k, c in node.combos.items()}, key_dfa=dfa(node.key_dfa),
             min_props=node.min_props, max_props=node.max_props, prefix=tuple(own[c] for c in node.prefix),
             items=None if node.items is None else own[node.items], min_items=node.min_items,
             max_items=node.max_items, string_dfa=dfa(node.string_dfa), string_literals=node.string_literals,
-            number_dfa=dfa(node.number_dfa), words=node.words, stated_types=node.stated_types, narrowed=node.narrowed,
-            additional_dropped=node.additional_dropped, alts=tuple(own[c] for c in node.alts), kinds=node.kinds)
+            number_dfa=dfa(node.number_dfa), words=one(node.words), stated_types=one(node.stated_types),
+            narrowed=node.narrowed, additional_dropped=node.additional_dropped, alts=tuple(own[c] for c in node.alts),
+            kinds=one(node.kinds))
+
+    def _one(self, values: frozenset | None) -> frozenset | None:
+        """One frozenset object for equal ones (a node's types, kinds, words, required names): the generation keeps
+        its nodes for long, and each set object is one more the garbage collector's full passes look at."""
+        return None if values is None else self._sets.setdefault(values, values)
+
+
+def _sorted(values) -> tuple | None:
+    return None if values is None else tuple(sorted(values))
 
 
 def _children(node: Node) -> list[int]:
@@ -244,9 +249,9 @@ _current = Generation()
 
 def current() -> Generation:
     """The generation new checkers number their nodes in: a new one once this one holds more than
-    `limits.max_stored_parts` nodes and mask-key parts."""
+    `limits.max_stored_nodes` nodes."""
     global _current
-    if len(_current.nodes) > limits().max_stored_parts or _current.size() > limits().max_stored_parts:
+    if len(_current.nodes) > limits().max_stored_nodes:
         _current = Generation()
     return _current
 

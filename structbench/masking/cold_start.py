@@ -3,7 +3,8 @@ would in a new process after the vocabulary's setup.
 
 Within one process, work that depends on more than the vocabulary is kept and shared by later schemas: automata
 per pattern, format and bound (structbench.regular.kept), the hints' class masks per class partition
-(tabled.forget_partitions), and the prefix-tree index of a partition with non-ASCII classes. A corpus run is served by
+(tabled.forget_partitions), the prefix-tree index of a partition with non-ASCII classes, and the nodes numbered by
+their structure with the lazy masks kept by their keys (structbench.jsonschema.node_store: a new generation). A corpus run is served by
 them as a server would be; one task compiled again would be served by its own earlier compile, which is not a
 fresh schema. The speed sweep's cold starts (`cold_starts`) call :func:`cold_start` before each compile.
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -70,6 +71,7 @@ class TabledConstraint:
         # Masks other schemas built, by the same keys (a checker's node numbers are its process's: node_store)
         store = getattr(machine, "mask_store", None) if mask_key is not None else None
         self._store = None if store is None else store(vocab)
+        self._stored_key = None if store is None else partial(machine.stored_key, reach=mask_key.keywords["reach"])
         self._next: dict[tuple[int, int], int] = {}
         self.split = None
         self.eager = False
@@ -149,8 +151,10 @@ class TabledConstraint:
                 self.table[state] = self.table[twin]
             self.work.masks_shared += 1
             return
+        stored_key = None
         if self._store is not None and key is not None:
-            stored = self._store.get(key)
+            stored_key = self._stored_key(key)
+            stored = self._store.get(stored_key)
             if stored is not None:  # an earlier schema's state with this key: read back, as a shared mask
                 self._bits[state] = stored
                 self._built_by_key[key] = state
@@ -180,8 +184,8 @@ class TabledConstraint:
         self.work.masks_built += 1
         if key is not None:
             self._built_by_key[key] = state
-            if self._store is not None:
-                self._store.put(key, bits)
+            if stored_key is not None:
+                self._store.put(stored_key, bits)
 
     def _split_denses(self) -> tuple:
         return () if self.split is None else (self.split.top_dense, self.split.full_dense)

@@ -52,7 +52,7 @@ def test_recursive_schemas_of_one_shape_share_their_numbers():
 def test_a_generation_starts_over_past_its_cap_and_older_checkers_keep_theirs():
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": False}
     old = SchemaChecker(schema)
-    with using(Limits(max_stored_parts=1)):
+    with using(Limits(max_stored_nodes=1)):
         new = SchemaChecker({"type": "object", "properties": {"b": {"type": "boolean"}}})
     assert new.nodes is not old.nodes
     assert old.can_end(old.feed(old.start(), '{"a": 3}')) and old.feed(old.start(), '{"b"') is None
