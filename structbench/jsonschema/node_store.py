@@ -132,20 +132,20 @@ class Generation:
         """Node's structure, its children by `number` (a dict, or a function for a cyclic group's reading), its
         DFAs by the kept objects' ids (kept alive by the generation)."""
         get = number.__getitem__ if isinstance(number, dict) else number
-        dfa = self._dfa
-        # (sets as sorted tuples: a tuple of strings and numbers is one the garbage collector stops tracking, and
-        # the generation keeps a key per node for as long as it lasts)
-        return (_sorted(node.types), tuple((name, get(c)) for name, c in node.properties), _sorted(node.required),
+        dfa, one = self._dfa, self._set_id
+        # (DFAs and sets by the kept objects' ids: a tuple of strings and numbers is one the garbage collector stops
+        # tracking, and the generation keeps a key per node for as long as it lasts)
+        return (one(node.types), tuple((name, get(c)) for name, c in node.properties), one(node.required),
                 None if node.additional is None else get(node.additional),
                 tuple((id(dfa(d)), get(c)) for d, c in node.patterns),
                 tuple(sorted((tuple(sorted(k)), get(c)) for k, c in node.combos.items())),
                 id(dfa(node.key_dfa)) if node.key_dfa is not None else None, node.min_props, node.max_props,
                 tuple(get(c) for c in node.prefix), None if node.items is None else get(node.items),
                 node.min_items, node.max_items,
-                id(dfa(node.string_dfa)) if node.string_dfa is not None else None, _sorted(node.string_literals),
-                id(dfa(node.number_dfa)) if node.number_dfa is not None else None, _sorted(node.words),
-                _sorted(node.stated_types), node.narrowed, node.additional_dropped, tuple(get(c) for c in node.alts),
-                _sorted(node.kinds))
+                id(dfa(node.string_dfa)) if node.string_dfa is not None else None, one(node.string_literals),
+                id(dfa(node.number_dfa)) if node.number_dfa is not None else None, one(node.words),
+                one(node.stated_types), node.narrowed, node.additional_dropped, tuple(get(c) for c in node.alts),
+                one(node.kinds))
 
     def _cycle_key(self, nodes: list[Node], children: list, v: int, members: set, own: dict) -> tuple:
         """A cyclic group's nodes read depth first from v (children in field order), each by its structure with
@@ -178,14 +178,13 @@ class Generation:
             narrowed=node.narrowed, additional_dropped=node.additional_dropped, alts=tuple(own[c] for c in node.alts),
             kinds=one(node.kinds))
 
+    def _set_id(self, values: frozenset | None) -> int | None:
+        return None if values is None else id(self._sets.setdefault(values, values))
+
     def _one(self, values: frozenset | None) -> frozenset | None:
         """One frozenset object for equal ones (a node's types, kinds, words, required names): the generation keeps
         its nodes for long, and each set object is one more the garbage collector's full passes look at."""
         return None if values is None else self._sets.setdefault(values, values)
-
-
-def _sorted(values) -> tuple | None:
-    return None if values is None else tuple(sorted(values))
 
 
 def _children(node: Node) -> list[int]:
