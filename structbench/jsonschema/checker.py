@@ -186,9 +186,7 @@ class SchemaChecker(ObjectKeys):
         # Numbered by structure in the process's generation (node_store): equal subschemas of any schema, one number,
         # so mask keys mean the same in every checker of these settings, and masks are kept across schemas.
         self._generation = node_store.current()
-        self.root, numbers_here = self._generation.number(root, nodes)
-        self._own_nodes = list(dict.fromkeys(numbers_here))  # this schema's node numbers, in its order, once each
-        self.nodes = self._generation.nodes  # (indexed by a node's number: the generation's list, read-only here)
+        self.root, self.nodes = self._generation.number(root, nodes)  # {number: node}, indexed as a list was
         self._ordered = key_order == "schema"
         self.steps_taken = 0  # every step, the alternatives of a union included: what work budgets draw on
         self._key_indexes: dict = {}  # node id -> its property names sorted, and their children (ObjectKeys)
@@ -232,7 +230,7 @@ class SchemaChecker(ObjectKeys):
         # checker: string mode keeps its tables on it per class partition (a few: string_mode._whole_tables), and
         # they depend on the partition and the vocabulary alone, so a fresh schema does not build them again
         if self._ordered:
-            for node in self._own():
+            for node in self.nodes.values():
                 if node.properties and "object" in node.kinds and not node.alts and (not node.strict or node.patterns):
                     raise UnsupportedSchema("additionalProperties", "#", "key_order=schema needs objects with "
                                             "properties to set additionalProperties: false")
@@ -241,7 +239,7 @@ class SchemaChecker(ObjectKeys):
         self._ws_places = WHITESPACE_PLACES[whitespace]
         self._ws_chars = JSON_WHITESPACE if whitespace == "flexible" else " "
         self._ws_max = limits().max_flexible_whitespace if whitespace == "flexible" else 1
-        self._caps = {k: max(len(n.prefix), n.min_items, n.max_items or 0) for k, n in self._own_items()}
+        self._caps = {k: max(len(n.prefix), n.min_items, n.max_items or 0) for k, n in self.nodes.items()}
         # The step per frame kind, as plain functions (bound methods kept on the checker would be a reference
         # cycle: a checker then outlives its constraint until the garbage collector's next full pass)
         cls = type(self)
@@ -253,15 +251,6 @@ class SchemaChecker(ObjectKeys):
 
     def start(self) -> Stack:
         return (Frame(ROOT, self.root, VALUE),)
-
-    def _own_items(self):
-        """(number, node) of this schema's nodes (self.nodes is the generation's, every schema's)."""
-        nodes = self.nodes
-        return [(k, nodes[k]) for k in self._own_nodes]
-
-    def _own(self):
-        nodes = self.nodes
-        return [nodes[k] for k in self._own_nodes]
 
     def settings(self) -> tuple:
         """What, beside its nodes, says how this checker reads a stack: equal settings and node numbers, the same
@@ -824,7 +813,7 @@ class SchemaChecker(ObjectKeys):
         string's content DFA, and every object's key DFA at its first key (KeyTrie, a key product's shared table:
         later keys' contexts share its table and have rows of their own only where they differ)."""
         found, seen = [], set()
-        for node_id, node in self._own_items():
+        for node_id, node in self.nodes.items():
             dfas = [node.string_dfa]
             if "object" in node.kinds and (node.properties or node.patterns or node.key_dfa is not None):
                 dfas.append(self.key_trie(self._key_open(Frame(OBJECT, node_id, OPEN))))
@@ -838,7 +827,7 @@ class SchemaChecker(ObjectKeys):
         """The non-ASCII characters the checker treats individually: those in property names, and the
         ends of every non-ASCII range its string, key and number DFAs tell apart."""
         chars, seen = set(), set()
-        for node in self._own():
+        for node in self.nodes.values():
             for name, _ in node.properties:
                 chars.update(ch for ch in name if ord(ch) >= 128)
             dfas = [node.string_dfa, node.key_dfa, node.number_dfa] + [d for d, _ in node.patterns]

@@ -434,7 +434,7 @@ class ObjectKeys:
         counts = self._place_counts
         if counts is None:
             counts, numbers = {}, {}
-            for k, node in self._own_items():
+            for k, node in self.nodes.items():
                 if node.properties and "object" in node.kinds:
                     places = self._shared_places[k] = self._numbered_places(k, numbers, True)
                     for number in set(places):

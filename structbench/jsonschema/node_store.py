@@ -3,11 +3,11 @@
 A schema compiles to nodes numbered in its own list (compiler.py). Numbered so, equal subschemas of two schemas
 are two node ids, and the checker's mask key (a stack with each node read by its id: shared_masks.py) tells their
 states apart, though no token can. Here every node is numbered again, by what it is: its fields, its DFAs (equal
-automata are one object) and its children's numbers, so a `{"type": "string"}` property, a free object's any-value
-node or an enum of the same words has one number in every schema of the process. A cyclic group (a recursive
-schema; the any-value node, whose items and additional values are itself) is numbered by its nodes read depth
-first from each member, so groups of one shape share their numbers too (up to `_MAX_CYCLE` nodes; bigger ones keep
-numbers of their own).
+small automata one number) and its children's numbers, so a `{"type": "string"}` property, a free object's
+any-value node or an enum of the same words has one number in every schema of the process. A cyclic group (a
+recursive schema; the any-value node, whose items and additional values are itself) is numbered by its nodes read
+depth first from each member, so groups of one shape share their numbers too (up to `_MAX_CYCLE` nodes; bigger
+ones keep numbers of their own). Each checker holds its own nodes, renumbered.
 
 With node numbers shared, a mask key (its parts, not the checker's numbers for them: SchemaChecker.stored_key)
 means the same in every checker with the same settings (key order, whitespace, number syntax, whitespace run cap)
@@ -16,11 +16,11 @@ over the same vocabulary, and a mask built for one schema serves the next schema
 fifth MaskBench schema walked in one process, 36% of the built masks' time went to masks whose key an earlier schema
 had (docs/design.md, "Masks kept across schemas").
 
-What is kept lives in a :class:`Generation`: the nodes and their DFAs, and the stored masks (at most
+What is kept lives in a :class:`Generation`: the structures' numbers, and the stored masks (at most
 `limits.max_stored_masks` per setting and vocabulary, the least recently used let go). A cold start
 (structbench.masking.cold_start) and each trial (structbench.bench.runner) begin a new one, as does a generation
-past `limits.max_stored_nodes` nodes; checkers made before keep theirs (their node numbers mean nothing in the
-next), and it goes with them.
+past `limits.max_stored_nodes` node structures; checkers made before keep theirs (their node numbers mean nothing
+in the next), and it goes with them.
 """
 
 from __future__ import annotations
@@ -61,15 +61,21 @@ class MaskStore:
 
 
 class Generation:
-    """What schemas share while it lasts: nodes numbered by structure, the mask key's parts, the stored masks."""
+    """What schemas share while it lasts: the numbers of node structures, and the stored masks. It holds no node:
+    each checker holds its own, renumbered (the garbage collector's full passes would look at every one of them
+    for as long as the generation lasts), and the structures are tuples of strings and numbers, which it does
+    not track."""
 
     def __init__(self):
-        self.nodes: list[Node] = []
-        self._numbers: dict = {}  # a node's structure (its children by number) -> its number
-        self._dfas: dict = {}  # a DFA's structure -> the one DFA object every node with it holds
-        self._sets: dict = {}  # a frozenset -> the one object for it (_one)
-        self._serial = object()  # what a DFA notes its kept one with, for this generation alone
+        self._numbers: dict = {}  # a node's structure (its children and DFAs by number) -> its number
+        self._dfas: dict = {}  # a small DFA's structure -> its number
+        self._count = 0  # numbers given (to node structures and DFAs alike: one count, never a number twice)
+        self._mark = object()  # what a DFA notes its number with, for this generation alone
         self._stores: dict = {}  # (checker settings, id(vocabulary)) -> MaskStore
+
+    def __len__(self) -> int:
+        """Node structures numbered: what `limits.max_stored_nodes` caps."""
+        return len(self._numbers)
 
     def mask_store(self, settings: tuple, vocab) -> MaskStore:
         store = self._stores.get((settings, id(vocab)))
@@ -77,8 +83,9 @@ class Generation:
             store = self._stores[(settings, id(vocab))] = MaskStore(vocab)
         return store
 
-    def number(self, root: int, nodes: list[Node]) -> tuple[int, list[int]]:
-        """(the root's number, each node's number in the schema's order) for one schema's compiled nodes."""
+    def number(self, root: int, nodes: list[Node]) -> tuple[int, dict[int, Node]]:
+        """(the root's number, {number: node renumbered}) for one schema's compiled nodes: children by their
+        numbers, equal nodes once."""
         own: dict[int, int] = {}
         children = [_children(node) for node in nodes]
         for group in _groups(children):
@@ -87,65 +94,63 @@ class Generation:
                 key = self._key(nodes[v], own)
                 n = self._numbers.get(key)
                 if n is None:
-                    n = self._numbers[key] = self._add(self._renumbered(nodes[v], own))
+                    n = self._numbers[key] = self._new()
                 own[v] = n
             elif len(group) <= _MAX_CYCLE:
                 members = set(group)
-                keys = {v: ("cycle", self._cycle_key(nodes, children, v, members, own)) for v in group}
-                new = []
                 for v in group:
-                    n = self._numbers.get(keys[v])
+                    key = ("cycle", self._cycle_key(nodes, children, v, members, own))
+                    n = self._numbers.get(key)
                     if n is None:
-                        n = self._numbers[keys[v]] = self._add(None)
-                        new.append(v)
+                        n = self._numbers[key] = self._new()
                     own[v] = n
-                for v in new:
-                    self.nodes[own[v]] = self._renumbered(nodes[v], own)
             else:
                 for v in group:
-                    own[v] = self._add(None)
-                for v in group:
-                    self.nodes[own[v]] = self._renumbered(nodes[v], own)
-        return own[root], [own[v] for v in range(len(nodes))]
+                    own[v] = self._new()
+        renumbered: dict[int, Node] = {}
+        for v, node in enumerate(nodes):
+            if own[v] not in renumbered:
+                renumbered[own[v]] = self._renumbered(node, own)
+        return own[root], renumbered
 
-    def _add(self, node: Node | None) -> int:
-        self.nodes.append(node)
-        return len(self.nodes) - 1
+    def _new(self) -> int:
+        self._count += 1
+        return self._count - 1
 
-    def _dfa(self, dfa):
-        """The one DFA object kept for dfa's structure (its moves, accepting states, start, and the length bounds
-        `_length_as_read` reads off a counter); a big one is its own."""
+    def _dfa(self, dfa) -> int | None:
+        """A DFA's number: one for DFAs of one structure (moves, accepting states, start, and the length bounds
+        `_length_as_read` reads off a counter) where it has at most _MAX_SHARED_DFA states, else its own (kept
+        ones are one object: regular.kept); noted on the DFA, so it is looked up once."""
         if dfa is None:
             return None
-        found = dfa.__dict__.get("_kept_as")  # (this generation's answer, noted on the DFA: it lives as long as that)
-        if found is not None and found[0] is self._serial:
-            return found[1] or dfa
+        found = dfa.__dict__.get("_numbered")
+        if found is not None and found[0] is self._mark:
+            return found[1]
         if dfa.n_states > _MAX_SHARED_DFA:
-            kept = dfa
+            n = self._new()
         else:
-            key = (type(dfa), dfa.moves, dfa.accepting, dfa.start, dfa.__dict__.get("_length_counter"))
-            kept = self._dfas.setdefault(key, dfa)
-        dfa.__dict__["_kept_as"] = (self._serial, None if kept is dfa else kept)  # (None: itself, not a cycle)
-        return kept
+            key = (type(dfa).__name__, dfa.moves, tuple(sorted(dfa.accepting)), dfa.start,
+                   dfa.__dict__.get("_length_counter"))
+            n = self._dfas.get(key)
+            if n is None:
+                n = self._dfas[key] = self._new()
+        dfa.__dict__["_numbered"] = (self._mark, n)  # (a frozen dataclass: its __dict__ written directly)
+        return n
 
     def _key(self, node: Node, number) -> tuple:
         """Node's structure, its children by `number` (a dict, or a function for a cyclic group's reading), its
-        DFAs by the kept objects' ids (kept alive by the generation)."""
+        DFAs by their numbers, its sets sorted: a tuple of strings and numbers."""
         get = number.__getitem__ if isinstance(number, dict) else number
-        dfa, one = self._dfa, self._set_id
-        # (DFAs and sets by the kept objects' ids: a tuple of strings and numbers is one the garbage collector stops
-        # tracking, and the generation keeps a key per node for as long as it lasts)
-        return (one(node.types), tuple((name, get(c)) for name, c in node.properties), one(node.required),
+        dfa = self._dfa
+        return (_sorted(node.types), tuple((name, get(c)) for name, c in node.properties), _sorted(node.required),
                 None if node.additional is None else get(node.additional),
-                tuple((id(dfa(d)), get(c)) for d, c in node.patterns),
+                tuple((dfa(d), get(c)) for d, c in node.patterns),
                 tuple(sorted((tuple(sorted(k)), get(c)) for k, c in node.combos.items())),
-                id(dfa(node.key_dfa)) if node.key_dfa is not None else None, node.min_props, node.max_props,
+                dfa(node.key_dfa), node.min_props, node.max_props,
                 tuple(get(c) for c in node.prefix), None if node.items is None else get(node.items),
-                node.min_items, node.max_items,
-                id(dfa(node.string_dfa)) if node.string_dfa is not None else None, one(node.string_literals),
-                id(dfa(node.number_dfa)) if node.number_dfa is not None else None, one(node.words),
-                one(node.stated_types), node.narrowed, node.additional_dropped, tuple(get(c) for c in node.alts),
-                one(node.kinds))
+                node.min_items, node.max_items, dfa(node.string_dfa), _sorted(node.string_literals),
+                dfa(node.number_dfa), _sorted(node.words), _sorted(node.stated_types), node.narrowed,
+                node.additional_dropped, tuple(get(c) for c in node.alts), _sorted(node.kinds))
 
     def _cycle_key(self, nodes: list[Node], children: list, v: int, members: set, own: dict) -> tuple:
         """A cyclic group's nodes read depth first from v (children in field order), each by its structure with
@@ -163,28 +168,23 @@ class Generation:
             return ("member", order[c]) if c in members else own[c]
         return tuple(self._key(nodes[u], number) for u in order)
 
-    def _renumbered(self, node: Node, own: dict) -> Node:
-        """A copy of node with its children by their numbers here, and its DFAs the kept ones."""
-        dfa, one = self._dfa, self._one
+    @staticmethod
+    def _renumbered(node: Node, own: dict) -> Node:
+        """A copy of node with its children by their numbers."""
         return Node(
-            types=one(node.types), properties=tuple((name, own[c]) for name, c in node.properties),
-            required=one(node.required), additional=None if node.additional is None else own[node.additional],
-            patterns=tuple((dfa(d), own[c]) for d, c in node.patterns),
-            combos={k: own[c] for k, c in node.combos.items()}, key_dfa=dfa(node.key_dfa),
+            types=node.types, properties=tuple((name, own[c]) for name, c in node.properties),
+            required=node.required, additional=None if node.additional is None else own[node.additional],
+            patterns=tuple((d, own[c]) for d, c in node.patterns),
+            combos={k: own[c] for k, c in node.combos.items()}, key_dfa=node.key_dfa,
             min_props=node.min_props, max_props=node.max_props, prefix=tuple(own[c] for c in node.prefix),
             items=None if node.items is None else own[node.items], min_items=node.min_items,
-            max_items=node.max_items, string_dfa=dfa(node.string_dfa), string_literals=node.string_literals,
-            number_dfa=dfa(node.number_dfa), words=one(node.words), stated_types=one(node.stated_types),
-            narrowed=node.narrowed, additional_dropped=node.additional_dropped, alts=tuple(own[c] for c in node.alts),
-            kinds=one(node.kinds))
+            max_items=node.max_items, string_dfa=node.string_dfa, string_literals=node.string_literals,
+            number_dfa=node.number_dfa, words=node.words, stated_types=node.stated_types, narrowed=node.narrowed,
+            additional_dropped=node.additional_dropped, alts=tuple(own[c] for c in node.alts), kinds=node.kinds)
 
-    def _set_id(self, values: frozenset | None) -> int | None:
-        return None if values is None else id(self._sets.setdefault(values, values))
 
-    def _one(self, values: frozenset | None) -> frozenset | None:
-        """One frozenset object for equal ones (a node's types, kinds, words, required names): the generation keeps
-        its nodes for long, and each set object is one more the garbage collector's full passes look at."""
-        return None if values is None else self._sets.setdefault(values, values)
+def _sorted(values) -> tuple | None:
+    return None if values is None else tuple(sorted(values))
 
 
 def _children(node: Node) -> list[int]:
@@ -250,7 +250,7 @@ def current() -> Generation:
     """The generation new checkers number their nodes in: a new one once this one holds more than
     `limits.max_stored_nodes` nodes."""
     global _current
-    if len(_current.nodes) > limits().max_stored_nodes:
+    if len(_current) > limits().max_stored_nodes:
         _current = Generation()
     return _current
 

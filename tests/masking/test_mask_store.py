@@ -27,14 +27,14 @@ def test_equal_subschemas_of_two_schemas_have_one_number():
                                                         "n": {"type": "integer"}}})
     b = SchemaChecker({"type": "array", "items": {"type": "string", "title": "annotations are not read"}})
     c = SchemaChecker({"type": "object", "properties": {"s": {"type": "string", "maxLength": 3}}})
-    assert a.nodes is b.nodes  # one generation's list
+    assert a._generation is b._generation
     assert _child(a, "s") == b.nodes[b.root].items != _child(c, "s")
     assert a.root != b.root and a.root != c.root
     # The any-value node is cyclic (its items and additional values are itself): one number all the same
     free_object, free_array = SchemaChecker({"type": "object"}), SchemaChecker({"type": "array"})
     assert free_object.nodes[free_object.root].additional == free_array.nodes[free_array.root].items
-    # A checker reads only its own nodes where it looks at them all
-    assert sorted(c._own_nodes) == sorted({c.root, _child(c, "s"), c.nodes[c.root].additional})
+    # A checker holds its own nodes, each once, by their numbers
+    assert sorted(c.nodes) == sorted({c.root, _child(c, "s"), c.nodes[c.root].additional})
 
 
 def test_recursive_schemas_of_one_shape_share_their_numbers():
@@ -54,7 +54,7 @@ def test_a_generation_starts_over_past_its_cap_and_older_checkers_keep_theirs():
     old = SchemaChecker(schema)
     with using(Limits(max_stored_nodes=1)):
         new = SchemaChecker({"type": "object", "properties": {"b": {"type": "boolean"}}})
-    assert new.nodes is not old.nodes
+    assert new._generation is not old._generation
     assert old.can_end(old.feed(old.start(), '{"a": 3}')) and old.feed(old.start(), '{"b"') is None
     assert new.can_end(new.feed(new.start(), '{"b": true}'))
 
@@ -63,7 +63,7 @@ def test_a_cold_start_begins_a_new_generation(vocab):  # noqa: F811
     before = SchemaChecker({"type": "string"})
     cold_start(vocab)
     after = SchemaChecker({"type": "string"})
-    assert after.nodes is not before.nodes and after._generation is node_store.current()
+    assert after._generation is not before._generation and after._generation is node_store.current()
 
 
 def test_the_store_keeps_the_most_recently_used_masks():
