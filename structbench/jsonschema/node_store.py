@@ -69,6 +69,7 @@ class Generation:
     def __init__(self):
         self._numbers: dict = {}  # a node's structure (its children and DFAs by number) -> its number
         self._dfas: dict = {}  # a small DFA's structure -> its number
+        self._sets: dict = {}  # a frozenset in a node -> the one object kept for it (its id is its number)
         self._count = 0  # numbers given (to node structures and DFAs alike: one count, never a number twice)
         self._mark = object()  # what a DFA notes its number with, for this generation alone
         self._stores: dict = {}  # (checker settings, id(vocabulary)) -> MaskStore
@@ -109,8 +110,8 @@ class Generation:
                     own[v] = self._new()
         renumbered: dict[int, Node] = {}
         for v, node in enumerate(nodes):
-            if own[v] not in renumbered:
-                renumbered[own[v]] = self._renumbered(node, own)
+            if own[v] not in renumbered:  # (a node with no children is itself renumbered)
+                renumbered[own[v]] = self._renumbered(node, own) if children[v] else node
         return own[root], renumbered
 
     def _new(self) -> int:
@@ -139,18 +140,23 @@ class Generation:
 
     def _key(self, node: Node, number) -> tuple:
         """Node's structure, its children by `number` (a dict, or a function for a cyclic group's reading), its
-        DFAs by their numbers, its sets sorted: a tuple of strings and numbers."""
+        DFAs and sets by their numbers: a tuple of strings and numbers."""
         get = number.__getitem__ if isinstance(number, dict) else number
-        dfa = self._dfa
-        return (_sorted(node.types), tuple((name, get(c)) for name, c in node.properties), _sorted(node.required),
+        dfa, one = self._dfa, self._set
+        return (one(node.types), tuple((name, get(c)) for name, c in node.properties), one(node.required),
                 None if node.additional is None else get(node.additional),
                 tuple((dfa(d), get(c)) for d, c in node.patterns),
                 tuple(sorted((tuple(sorted(k)), get(c)) for k, c in node.combos.items())),
                 dfa(node.key_dfa), node.min_props, node.max_props,
                 tuple(get(c) for c in node.prefix), None if node.items is None else get(node.items),
-                node.min_items, node.max_items, dfa(node.string_dfa), _sorted(node.string_literals),
-                dfa(node.number_dfa), _sorted(node.words), _sorted(node.stated_types), node.narrowed,
-                node.additional_dropped, tuple(get(c) for c in node.alts), _sorted(node.kinds))
+                node.min_items, node.max_items, dfa(node.string_dfa), one(node.string_literals),
+                dfa(node.number_dfa), one(node.words), one(node.stated_types), node.narrowed,
+                node.additional_dropped, tuple(get(c) for c in node.alts), one(node.kinds))
+
+    def _set(self, values: frozenset | None) -> int | None:
+        """A frozenset's number (the kept object's id: equal sets, one object), so a key holds no set the garbage
+        collector would track; a few hundred distinct sets are kept."""
+        return None if values is None else id(self._sets.setdefault(values, values))
 
     def _cycle_key(self, nodes: list[Node], children: list, v: int, members: set, own: dict) -> tuple:
         """A cyclic group's nodes read depth first from v (children in field order), each by its structure with
@@ -181,10 +187,6 @@ class Generation:
             max_items=node.max_items, string_dfa=node.string_dfa, string_literals=node.string_literals,
             number_dfa=node.number_dfa, words=node.words, stated_types=node.stated_types, narrowed=node.narrowed,
             additional_dropped=node.additional_dropped, alts=tuple(own[c] for c in node.alts), kinds=node.kinds)
-
-
-def _sorted(values) -> tuple | None:
-    return None if values is None else tuple(sorted(values))
 
 
 def _children(node: Node) -> list[int]:
