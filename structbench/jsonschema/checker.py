@@ -25,6 +25,7 @@ read by strings.py, object keys by keys.py.
 
 from __future__ import annotations
 
+import weakref
 from itertools import islice
 
 from structbench.errors import UnsupportedSchema
@@ -185,8 +186,11 @@ class SchemaChecker(ObjectKeys):
         root, nodes = compile_schema(schema, numbers)
         # Numbered by structure in the process's generation (node_store): equal subschemas of any schema, one number,
         # so mask keys mean the same in every checker of these settings, and masks are kept across schemas.
-        self._generation = node_store.current()
-        self.root, self.nodes = self._generation.number(root, nodes)  # {number: node}, indexed as a list was
+        generation = node_store.current()
+        self.root, self.nodes = generation.number(root, nodes)  # {number: node}, indexed as a list was
+        # Weakly: a checker kept for the process (container_reach's twins) must not keep a generation's stored masks
+        # alive past a cold start; a constraint holds its store itself (TabledConstraint)
+        self._generation = weakref.ref(generation)
         self._ordered = key_order == "schema"
         self.steps_taken = 0  # every step, the alternatives of a union included: what work budgets draw on
         self._key_indexes: dict = {}  # node id -> its property names sorted, and their children (ObjectKeys)
@@ -270,7 +274,10 @@ class SchemaChecker(ObjectKeys):
     def mask_store(self, vocab):
         """The masks kept across schemas by their mask keys, for this checker's settings and `vocab`
         (node_store.MaskStore)."""
-        return self._generation.mask_store(self.settings(), vocab)
+        generation = self._generation()
+        if generation is None:  # (begun anew since this checker was made: its node numbers are read nowhere else)
+            return node_store.MaskStore(vocab)
+        return generation.mask_store(self.settings(), vocab)
 
     def context_frame(self, phase: str) -> Frame:
         """The stand-in for the frames below a stack's top (see `_step_context`)."""

@@ -27,7 +27,7 @@ def test_equal_subschemas_of_two_schemas_have_one_number():
                                                         "n": {"type": "integer"}}})
     b = SchemaChecker({"type": "array", "items": {"type": "string", "title": "annotations are not read"}})
     c = SchemaChecker({"type": "object", "properties": {"s": {"type": "string", "maxLength": 3}}})
-    assert a._generation is b._generation
+    assert a._generation() is b._generation()
     assert _child(a, "s") == b.nodes[b.root].items != _child(c, "s")
     assert a.root != b.root and a.root != c.root
     # The any-value node is cyclic (its items and additional values are itself): one number all the same
@@ -54,7 +54,7 @@ def test_a_generation_starts_over_past_its_cap_and_older_checkers_keep_theirs():
     old = SchemaChecker(schema)
     with using(Limits(max_stored_nodes=1)):
         new = SchemaChecker({"type": "object", "properties": {"b": {"type": "boolean"}}})
-    assert new._generation is not old._generation
+    assert new._generation() is not old._generation()
     assert old.can_end(old.feed(old.start(), '{"a": 3}')) and old.feed(old.start(), '{"b"') is None
     assert new.can_end(new.feed(new.start(), '{"b": true}'))
 
@@ -63,7 +63,7 @@ def test_a_cold_start_begins_a_new_generation(vocab):  # noqa: F811
     before = SchemaChecker({"type": "string"})
     cold_start(vocab)
     after = SchemaChecker({"type": "string"})
-    assert after._generation is not before._generation and after._generation is node_store.current()
+    assert after._generation() is node_store.current() and before._generation() is not node_store.current()
 
 
 def test_the_store_keeps_the_most_recently_used_masks():
@@ -136,3 +136,22 @@ def test_corpus_masks_read_back_from_the_store_are_the_walked_ones(vocab):  # no
         read_back += hits
         walked += 1
     assert walked >= 20 and read_back > 0, (walked, read_back)
+
+
+def test_a_checker_kept_for_the_process_does_not_keep_its_generation(vocab):  # noqa: F811
+    """A checker outliving a cold start (container_reach's twins live as long as the process) holds its generation
+    weakly: the stored masks go with the generation, and its later constraints read a store of their own."""
+    import gc
+    import weakref
+
+    kept = SchemaChecker({"type": "object"})
+    generation = weakref.ref(node_store.current())
+    constraint = lazy_constraint(SchemaChecker({"type": "object"}), vocab)
+    constraint.mask_bits(constraint.start())
+    assert len(constraint._store) > 0
+    del constraint
+    cold_start(vocab)
+    gc.collect()
+    assert generation() is None and kept._generation() is None
+    late, other = lazy_constraint(kept, vocab), lazy_constraint(SchemaChecker({"type": "object"}), vocab)
+    assert np.array_equal(late.mask_bits(late.start()), other.mask_bits(other.start()))
