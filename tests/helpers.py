@@ -38,6 +38,28 @@ def require_llama3(vocab=None) -> None:
         pytest.skip(f"needs Llama 3's vocabulary: {install_line('vocabs')}")
 
 
+def corpus_schemas(step: int, limit: int):
+    """(file, schema, checker, [(value, text)]) of every `step`-th MaskBench file (sorted by name), at most `limit`
+    files: a checker with keys in any order and the lesson's whitespace, and the valid test values it accepts with
+    their text as the lesson writes them. Files the checker refuses to compile are passed over (unsupported schemas
+    are the coverage experiment's business), as are files with no value it accepts."""
+    import json
+
+    from structbench.jsonschema.checker import SchemaChecker
+
+    for path in sorted(CORPUS.glob("*.json"))[::step][:limit]:
+        doc = json.loads(path.read_text())
+        try:
+            checker = SchemaChecker(doc["schema"], "any", "lesson")
+        except Exception:  # noqa: BLE001 - see the docstring
+            continue
+        valid = [(t["data"], json.dumps(t["data"], ensure_ascii=False, separators=(", ", ": ")))
+                 for t in doc.get("tests", []) if t.get("valid", True)]
+        valid = [(value, text) for value, text in valid if checker.can_end(checker.feed(checker.start(), text))]
+        if valid:
+            yield path, doc["schema"], checker, valid
+
+
 def run_cli(*args, timeout=600, env=None, cwd=ROOT):
     """Run `python -m structbench ARGS` from the repository root, as a user would."""
     full_env = {**os.environ, "HYDRA_FULL_ERROR": "0", **(env or {})}

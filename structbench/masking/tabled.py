@@ -71,7 +71,7 @@ class TabledConstraint:
         # Masks other schemas built, by the same keys (a checker's node numbers are its process's: node_store)
         store = getattr(machine, "mask_store", None) if mask_key is not None else None
         self._store = None if store is None else store(vocab)
-        self._stored_key = None if store is None else partial(machine.stored_key, reach=mask_key.keywords["reach"])
+        self._stored_key = None if store is None else partial(machine.stored_key, reach=token_reach(vocab))
         self._next: dict[tuple[int, int], int] = {}
         self.split = None
         self.eager = False

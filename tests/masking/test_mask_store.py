@@ -4,11 +4,10 @@ from the store is the mask the state's own walk makes."""
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pytest
-from helpers import CORPUS, require_llama3
+from helpers import CORPUS, corpus_schemas, require_llama3
 
 from structbench.bench.tasks import nested_reference, nested_schema
 from structbench.jsonschema import node_store
@@ -120,19 +119,11 @@ def test_corpus_masks_read_back_from_the_store_are_the_walked_ones(vocab):  # no
         pytest.skip("needs the MaskBench corpus ($STRUCTBENCH_DATA or ../shared/data) and Llama 3's vocabulary")
     cold_start(vocab)
     read_back = walked = 0
-    for path in sorted(CORPUS.glob("*.json"))[::61][:60]:
-        doc = json.loads(path.read_text())
-        try:
-            checker = SchemaChecker(doc["schema"], "any", "lesson")
-        except Exception:  # noqa: BLE001 - unsupported schemas are the coverage experiment's business
-            continue
-        texts = [json.dumps(t["data"], ensure_ascii=False, separators=(", ", ": ")) for t in doc.get("tests", [])
-                 if t.get("valid", True)]
-        texts = [t for t in texts if checker.can_end(checker.feed(checker.start(), t) or checker.start())
-                 and "".join(vocab.text_of(i) for i in vocab.encode(t)) == t]
+    for _, schema, _, valid in corpus_schemas(61, 60):
+        texts = [text for _, text in valid if "".join(vocab.text_of(i) for i in vocab.encode(text)) == text]
         if not texts:
             continue
-        hits, _ = _walk_both(doc["schema"], texts[0], vocab)
+        hits, _ = _walk_both(schema, texts[0], vocab)
         read_back += hits
         walked += 1
     assert walked >= 20 and read_back > 0, (walked, read_back)

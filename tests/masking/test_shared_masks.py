@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import CORPUS, require_llama3
+from helpers import CORPUS, corpus_schemas, require_llama3
 from test_lazy import SCHEMAS, reached_states, walk_like_tabled
 
 from structbench.bench.tasks import nested_reference, nested_schema
@@ -117,19 +117,9 @@ def test_corpus_states_with_one_key_have_one_mask(vocab):  # noqa: F811
     if not CORPUS.is_dir() or vocab.name != "llama3":
         pytest.skip("needs the MaskBench corpus ($STRUCTBENCH_DATA or ../shared/data) and Llama 3's vocabulary")
     merged, rng = 0, np.random.default_rng(5)
-    for path in sorted(CORPUS.glob("*.json"))[::97][:40]:
-        doc = json.loads(path.read_text())
-        try:
-            checker = SchemaChecker(doc["schema"], "any", "lesson")
-        except Exception:  # noqa: BLE001 - unsupported schemas are the coverage experiment's business
-            continue
-        valid = [t["data"] for t in doc.get("tests", []) if t.get("valid", True)
-                 and checker.can_end(checker.feed(checker.start(), json.dumps(t["data"], ensure_ascii=False,
-                                                                               separators=(", ", ": "))))]
-        if not valid:
-            continue
+    for path, _, checker, valid in corpus_schemas(97, 40):
         dense = LazyDense(checker, machine_boundaries(checker.special_chars()), vocab)
-        states = reached_states(checker, dense, vocab, valid[0], rng, branches=4)
+        states = reached_states(checker, dense, vocab, valid[0][0], rng, branches=4)
         for group in _groups(checker, dense, set(states), token_reach(vocab)).values():
             first, *rest = sorted(group)
             for other in rest:
