@@ -15,7 +15,12 @@ from functools import cache
 import numpy as np
 
 from structbench.jsonschema.frames import (
+    AFTER_COMMA,
     COLON,
+    KEY,
+    OBJECT,
+    OPEN,
+    UNION,
     Frame,
     Stack,
     key_closed,
@@ -42,6 +47,9 @@ from structbench.jsonschema.strings import (
 _FEW_NAMES = 256  # a strict object's names that continue a key's text, or may come below a value: at most this
 # many are read into its mask key (_names_as_read, _seen_as_read), else the object's frame is kept whole
 OTHER = "\x00\x01other"  # a key that is no prefix of any property name (its text no longer matters)
+FRESH = "\x00\x02fresh"  # in a mask twin's object (mask_twin): a key that no property name nor used key continues
+TWIN_AT = -1  # an object frame's `at` in a mask twin (unused in any key order where keys must be distinct)
+_TWIN_PHASES = frozenset({OPEN, KEY, AFTER_COMMA})  # an object's phases whose walks read a key's characters
 
 
 class ObjectKeys:
@@ -732,12 +740,42 @@ class ObjectKeys:
         others = [ch for ch, c in SIMPLE_ESCAPES.items() if next(self._names_from(top.node, top.text + c), None) is None]
         return {ch: others[0] for ch in others} if len(others) > 1 else None
 
+    def mask_twin(self, stack: Stack) -> Stack | None:
+        """A stack whose mask is this one's but for tokens holding three or more quotes, and whose mask walk makes
+        few states: where the top is an object whose keys must be remembered whole (`_distinct`), before a key or in
+        one (or a union's branches, each so). The walk from such a stack would make a state per prefix of every token read into the key (each a key
+        text to remember: a cold mask there took seconds and hundreds of MB); the twin's object (`at` TWIN_AT)
+        keeps a key's text only while it is the prefix of a property name or of a key already used, else FRESH:
+        any other key, new, whose text no token can repeat (a FRESH key closed is counted and not remembered).
+        Only a later key closed in the same token could tell the two apart (a repeat of this one): a token with
+        three or more quotes, which the caller checks by the stack itself. None where no twin is needed."""
+        top = stack[-1]
+        if top.kind == UNION:  # each branch by its twin, where it has one (a branch's tokens are its own)
+            alts = tuple(self.mask_twin(alt) or alt for alt in top.alts)
+            return None if alts == top.alts else stack[:-1] + (top._replace(alts=alts),)
+        if top.kind != OBJECT or top.phase not in _TWIN_PHASES or top.at == TWIN_AT:
+            return None
+        if not self.nodes[top.node].distinct_keys or not self._distinct(top) or self._ordered:
+            return None
+        if next(self._names_from(top.node, FRESH[0]), None) is not None:
+            return None  # (a property name that starts as FRESH does: never in a real schema)
+        twin = top._replace(at=TWIN_AT)
+        if top.phase == KEY and not self._twin_keeps(top, top.text):
+            twin = twin._replace(text=FRESH)
+        return stack[:-1] + (twin,)
+
+    def _twin_keeps(self, top: Frame, text: str) -> bool:
+        """Whether a mask twin's key keeps `text`: a prefix of a property name or of a key already used."""
+        return next(self._names_from(top.node, text), None) is not None or any(k.startswith(text) for k in top.seen)
+
     def _key_char(self, top: Frame, c: str):
         """A decoded key character: the key frame after it, or None."""
         node = self.nodes[top.node]
         distinct = self._distinct(top)
         if top.text == OTHER or not node.tracks_keys and not distinct:
             text = top.text
+        elif top.at == TWIN_AT and distinct and (top.text == FRESH or not self._twin_keeps(top, top.text + c)):
+            text = FRESH  # (a mask twin's other key: mask_twin)
         else:
             text = top.text + c
             if not distinct and next(self._names_from(top.node, text), None) is None:
@@ -772,7 +810,7 @@ class ObjectKeys:
         if child is None or not self.nodes[child].kinds:
             return None
         seen = top.seen
-        if self._distinct(top):
+        if self._distinct(top) and text != FRESH:  # (a mask twin's FRESH key is new and not remembered: mask_twin)
             if text in seen:
                 return None
             seen = seen | {text}

@@ -73,6 +73,8 @@ class TabledConstraint:
         self._store = None if store is None else store(vocab)
         self._stored_key = None if store is None else partial(machine.stored_key, reach=token_reach(vocab))
         self._next: dict[tuple[int, int], int] = {}
+        self._mask_twin = getattr(machine, "mask_twin", None)
+        self._twin_bits: dict[int, np.ndarray] = {}  # a mask twin's state -> its walk's bits (_by_twin)
         self.split = None
         self.eager = False
         # Tabling ahead is an optimisation: past its budget it stops, and the rest is tabled when first met.
@@ -160,24 +162,14 @@ class TabledConstraint:
                 self._built_by_key[key] = state
                 self.work.masks_shared += 1
                 return
-        packed = getattr(self.dense, "mask_packed", None) if self.split is None else None
-        if packed is not None:  # (fueled, inline: one dense, and this is every lazy mask's path)
-            dense = self.dense
-            outer, dense.fuel = dense.fuel, Fuel("mask_steps", "one mask")
-            try:
-                allowed, (bits, steps) = None, packed(state)
-            finally:
-                dense.fuel = outer
+        twin = self._mask_twin(self.dense.states[state]) if self._mask_twin is not None else None
+        if twin is not None:
+            allowed, bits, steps = None, *self._by_twin(state, twin)
         else:
-            with fueled(Fuel("mask_steps", "one mask"), self.dense, *self._split_denses()):
-                if self.split is not None:
-                    allowed, steps = self.split.mask(self.dense.states[state])
-                else:
-                    allowed, steps = self.dense.mask(state)
+            allowed, bits, steps = self._walk(state, self.dense.states[state])
         if allowed is not None:
             allowed.flags.writeable = False  # shared by every step that reaches this state
             self.table[state] = allowed
-            bits = pack_bits(allowed)
         bits.flags.writeable = False
         self._bits[state] = bits
         self.work.chars += steps
@@ -186,6 +178,50 @@ class TabledConstraint:
             self._built_by_key[key] = state
             if stored_key is not None:
                 self._store.put(stored_key, bits)
+
+    def _walk(self, state: int, stack) -> tuple:
+        """(the boolean mask or None where the walk made bits alone, the bits, the steps) of state's walk."""
+        packed = getattr(self.dense, "mask_packed", None) if self.split is None else None
+        if packed is not None:  # (fueled, inline: one dense, and this is every lazy mask's path)
+            dense = self.dense
+            outer, dense.fuel = dense.fuel, Fuel("mask_steps", "one mask")
+            try:
+                bits, steps = packed(state)
+            finally:
+                dense.fuel = outer
+            return None, bits, steps
+        with fueled(Fuel("mask_steps", "one mask"), self.dense, *self._split_denses()):
+            if self.split is not None:
+                allowed, steps = self.split.mask(stack)
+            else:
+                allowed, steps = self.dense.mask(state)
+        return allowed, pack_bits(allowed), steps
+
+    def _by_twin(self, state: int, twin) -> tuple[np.ndarray, int]:
+        """(bits, steps) of state's mask from its mask twin's (the machine's `mask_twin`: an object whose keys are
+        remembered whole, whose walk would make a state per token prefix read into a key), walked once per twin;
+        the tokens with three or more quotes, which alone may tell the two apart, stepped from the state itself,
+        and the end token's bit its own."""
+        t = self.dense.id_of(twin)
+        walked = self._twin_bits.get(t)
+        steps = 0
+        if walked is None:
+            _, walked, steps = self._walk(t, twin)
+            self._twin_bits[t] = walked
+        bits = walked.copy()
+        by_byte = bits.view(np.uint8)
+        for token_id, text in quoted_tokens(self.vocab):
+            steps += len(text)
+            if self.dense.step_text(state, text) is None:
+                by_byte[token_id >> 3] &= np.uint8(~(1 << (token_id & 7)) & 0xFF)
+            else:
+                by_byte[token_id >> 3] |= np.uint8(1 << (token_id & 7))
+        eos = self.vocab.eos_id
+        if self.dense.accepts(state):
+            by_byte[eos >> 3] |= np.uint8(1 << (eos & 7))
+        else:
+            by_byte[eos >> 3] &= np.uint8(~(1 << (eos & 7)) & 0xFF)
+        return bits, steps
 
     def _split_denses(self) -> tuple:
         return () if self.split is None else (self.split.top_dense, self.split.full_dense)
@@ -889,6 +925,16 @@ def vocab_codes(vocab: Vocabulary) -> VocabCodes:
     if codes is None:
         codes = vocab.__dict__["_codes"] = VocabCodes(vocab)
     return codes
+
+
+def quoted_tokens(vocab: Vocabulary) -> list[tuple[int, str]]:
+    """(id, text) of the tokens holding three or more quotes (Llama 3: 30), found once and kept on the vocabulary:
+    the only ones whose mask a mask twin may not tell (SchemaChecker.mask_twin)."""
+    found = vocab.__dict__.get("_quoted")
+    if found is None:
+        found = vocab.__dict__["_quoted"] = [(i, t) for i, t in enumerate(vocab.tokens)
+                                             if t is not None and t.count('"') >= 3 and i != vocab.eos_id]
+    return found
 
 
 def index_vocabulary(vocab: Vocabulary) -> None:

@@ -1,0 +1,109 @@
+"""Mask twins (SchemaChecker.mask_twin, TabledConstraint._by_twin): in an object whose keys are remembered whole
+(minProperties counting distinct free keys), a state's mask is its twin's, whose keys keep their text only while it
+may still be a property name or a used key, with the tokens holding three or more quotes stepped from the state
+itself. Each mask equals the one the state's own walk makes, and a free key costs a few states, not one per token
+prefix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from structbench.jsonschema.checker import SchemaChecker
+from structbench.jsonschema.keys import FRESH, TWIN_AT
+from structbench.lm.vocab import EOS, Vocabulary
+from structbench.masking.lazy import lazy_constraint
+from structbench.masking.tabled import quoted_tokens, schema_constraint
+
+# Objects that count distinct keys: free, with names, with maxProperties, patterns, propertyNames, typed other
+# values, nested in arrays and in unions (whose branches are twinned each)
+SCHEMAS = [
+    {"type": "object", "minProperties": 2},
+    {"type": "object", "minProperties": 3, "properties": {"a": {"type": "integer"}, "ab": {"type": "string"}}},
+    {"type": "object", "minProperties": 2, "maxProperties": 3},
+    {"type": "object", "minProperties": 3, "additionalProperties": {"type": "integer"}},
+    {"type": "object", "minProperties": 2, "patternProperties": {"^x": {"type": "integer"}},
+     "additionalProperties": False},
+    {"type": "object", "minProperties": 2, "propertyNames": {"maxLength": 3}},
+    {"type": "array", "items": {"type": "object", "minProperties": 2, "additionalProperties": {"type": "array"}}},
+    {"anyOf": [{"type": "object", "minProperties": 2},
+               {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}]},
+]
+
+# Tokens where a later key closed in the same token repeats the key before it: what only the state tells
+ADVERSARIAL = ['a":1,"a"', 'a":1,"b"', '":1,"a"', '":0,"x":1,"x"', 'ab":2,"ab"', 'b":[],"b":', '"a":1,"a":',
+               'x":{},"x"', '":"","', '","","', '"}', '":{"a":1,"a"', 'a": 1, "a"', 'a": 1, "c"']
+
+
+@pytest.fixture(scope="module")
+def small_vocab(vocab):
+    """Llama 3's tokens that hold a quote, 3,000 others, the printable ASCII characters and the adversarial tokens:
+    small enough that a walk without twins stays quick."""
+    rng = np.random.default_rng(0)
+    texts = [t for t in vocab.tokens if t is not None and t != vocab.eos]
+    quoted = [t for t in texts if '"' in t]
+    others = [texts[i] for i in rng.choice(len(texts), 3000, replace=False)]
+    chars = [chr(c) for c in range(0x20, 0x7F)]
+    tokens = list(dict.fromkeys([EOS] + chars + ADVERSARIAL + quoted + others))
+    return Vocabulary(tokens, name="twin-test")
+
+
+def _pair(schema, vocab, make=lazy_constraint):
+    """A constraint with mask twins and one whose every mask is its state's own walk."""
+    twinned, alone = make(SchemaChecker(schema), vocab), make(SchemaChecker(schema), vocab)
+    alone._mask_twin = None
+    return twinned, alone
+
+
+@pytest.mark.parametrize("schema", SCHEMAS, ids=[str(i) for i in range(len(SCHEMAS))])
+def test_random_walks_read_every_mask_as_the_state_own_walk(schema, small_vocab):
+    rng = np.random.default_rng(7)
+    twinned, alone = _pair(schema, small_vocab)
+    quotes = np.array([t is not None and '"' in t for t in small_vocab.tokens])
+    short = np.array([t is not None and len(t) <= 2 for t in small_vocab.tokens])
+    twins = 0
+    for _ in range(6):
+        a, b = twinned.start(), alone.start()
+        for _ in range(40):
+            got, want = twinned.mask_bits(a), alone.mask_bits(b)
+            assert np.array_equal(got, want), (schema, twinned.dense.states[a])
+            twins += twinned._mask_twin(twinned.dense.states[a]) is not None
+            allowed = np.flatnonzero(twinned.mask(a))
+            allowed = allowed[allowed != small_vocab.eos_id]
+            if not len(allowed):
+                break
+            pick = rng.random()  # keys closed and opened often, short keys that may repeat
+            pool = allowed[quotes[allowed]] if pick < 0.4 else allowed[short[allowed]] if pick < 0.8 else allowed
+            token = int(rng.choice(pool if len(pool) else allowed))
+            a, b = twinned.advance(a, token), alone.advance(b, token)
+    assert twins > 10  # the walks met states with twins
+
+
+@pytest.mark.parametrize("make", [lazy_constraint, schema_constraint], ids=["lazy", "tabled"])
+def test_a_token_that_repeats_its_own_key_is_refused_where_the_key_counts(small_vocab, make):
+    """After `{"a` under minProperties 3, `":1,"a"` writes the key "a" twice (refused), `a":1,"a"` the keys "aa" and
+    "a" (allowed): the twin, which forgets a free key, would allow both; the state itself tells them apart."""
+    twinned, alone = _pair({"type": "object", "minProperties": 3}, small_vocab, make)
+    index = small_vocab.index
+    for constraint in (twinned, alone):
+        state = constraint.advance(constraint.advance(constraint.start(), index['{"']), index["a"])
+        mask = constraint.mask(state)
+        assert not mask[index['":1,"a"']] and not mask[index['":0,"x":1,"x"']]
+        assert mask[index['a":1,"a"']] and mask[index['a":1,"b"']] and mask[index['a": 1, "c"']]
+    twin = twinned._mask_twin(twinned.dense.states[state])
+    assert twin is not None and twin[-1].text == FRESH
+
+
+def test_a_free_key_costs_a_few_states_and_its_mask_is_the_twin_read_back(vocab):
+    """Llama 3: in a free key of an object counting keys, each mask walked by its own state numbered about 200,000
+    states (seconds, hundreds of MB); with twins, the key's every state shares one walk."""
+    constraint = lazy_constraint(SchemaChecker({"type": "object", "minProperties": 2}), vocab)
+    state = constraint.start()
+    for token in vocab.encode('{" Americas 메abellaunta.githubVi貨 braveseeูล'):
+        assert constraint.mask(state)[token]
+        state = constraint.advance(state, token)
+    assert len(constraint.dense.states) < 2000
+    twin = constraint._mask_twin(constraint.dense.states[state])
+    assert twin[-1].text == FRESH and twin[-1].at == TWIN_AT
+    assert len(constraint._twin_bits) <= 4
+    assert len(quoted_tokens(vocab)) < 100
