@@ -244,6 +244,8 @@ class SchemaChecker(ObjectKeys):
         self._ws_chars = JSON_WHITESPACE if whitespace == "flexible" else " "
         self._ws_max = limits().max_flexible_whitespace if whitespace == "flexible" else 1
         self._caps = {k: max(len(n.prefix), n.min_items, n.max_items or 0) for k, n in self.nodes.items()}
+        # Whether some object remembers its free keys whole (mask_twin has twins to give: else none is asked)
+        self.has_mask_twins = not self._ordered and any(n.distinct_keys for n in self.nodes.values())
         # The step per frame kind, as plain functions (bound methods kept on the checker would be a reference
         # cycle: a checker then outlives its constraint until the garbage collector's next full pass)
         cls = type(self)

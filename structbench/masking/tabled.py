@@ -73,7 +73,7 @@ class TabledConstraint:
         self._store = None if store is None else store(vocab)
         self._stored_key = None if store is None else partial(machine.stored_key, reach=token_reach(vocab))
         self._next: dict[tuple[int, int], int] = {}
-        self._mask_twin = getattr(machine, "mask_twin", None)
+        self._mask_twin = getattr(machine, "mask_twin", None) if getattr(machine, "has_mask_twins", False) else None
         self._twin_bits: dict[int, np.ndarray] = {}  # a mask twin's state -> its walk's bits (_by_twin)
         self.split = None
         self.eager = False
