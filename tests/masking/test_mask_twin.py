@@ -107,3 +107,15 @@ def test_a_free_key_costs_a_few_states_and_its_mask_is_the_twin_read_back(vocab)
     assert twin[-1].text == FRESH and twin[-1].at == TWIN_AT
     assert len(constraint._twin_bits) <= 4
     assert len(quoted_tokens(vocab)) < 100
+
+
+def test_only_checkers_with_an_object_that_remembers_free_keys_ask_for_twins(vocab):
+    assert SchemaChecker({"type": "object", "minProperties": 2}).has_mask_twins
+    assert SchemaChecker({"type": "array", "items": SCHEMAS[4]}).has_mask_twins  # (patterns: other keys counted)
+    # Names alone to count (strict), a minimum the required keys imply, no minimum: no key is remembered whole
+    for schema in ({"type": "object", "minProperties": 1, "properties": {"a": {}, "b": {}},
+                    "additionalProperties": False},
+                   {"type": "object", "minProperties": 1, "properties": {"a": {}}, "required": ["a"]},
+                   {"type": "object"}):
+        checker = SchemaChecker(schema)
+        assert not checker.has_mask_twins and lazy_constraint(checker, vocab)._mask_twin is None
