@@ -106,9 +106,7 @@ def corpus_random_walks(files, strategy: str, vocab, args, progress=None) -> lis
 def main(argv=None) -> int:
     import pandas as pd
 
-    from structbench.bench.shared_data import add_corpus_selection, selected_corpus_files
-    from structbench.lm.real_vocab import real_vocabulary
-    from structbench.lm.vocab import toy_vocabulary
+    from structbench.bench.shared_data import add_corpus_selection, corpus_command_inputs
 
     parser = argparse.ArgumentParser(prog="python -m structbench.bench.random_walks",
                                      description=__doc__.splitlines()[0])
@@ -128,13 +126,7 @@ def main(argv=None) -> int:
     if args.walks < 1 or args.steps < 1 or args.rows < 1 or not 0 <= args.short <= 1 or args.timeout <= 0:
         parser.error("--walks, --steps and --rows are at least 1, --short from 0 to 1, --timeout above 0")
     try:
-        files = selected_corpus_files(parser, args)
-        vocab = toy_vocabulary() if args.vocab == "toy" else real_vocabulary(args.vocab)
-        t0 = time.time()
-
-        def progress(done, total):
-            print(f"\r{done}/{total} schemas, {time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
-
+        files, vocab, progress = corpus_command_inputs(parser, args)
         rows = pd.DataFrame(corpus_random_walks(files, args.strategy, vocab, args, progress))
         print(file=sys.stderr)
     except (SettingsError, ValueError) as e:

@@ -50,3 +50,23 @@ def selected_corpus_files(parser, args) -> list[Path]:
     if not files:
         parser.error(f"no corpus file selected from {corpus}")
     return files
+
+
+def corpus_command_inputs(parser, args) -> tuple:
+    """(the files the corpus options pick, the `--vocab` named: the lesson's toy or a real one, a progress callback
+    printing `done/total schemas, seconds` on one line of stderr): what the corpus commands (steps, random walks)
+    start from. The parser's error where the selection is empty or out of range."""
+    import sys
+    import time
+
+    from structbench.lm.real_vocab import real_vocabulary
+    from structbench.lm.vocab import toy_vocabulary
+
+    files = selected_corpus_files(parser, args)
+    vocab = toy_vocabulary() if args.vocab == "toy" else real_vocabulary(args.vocab)
+    t0 = time.time()
+
+    def progress(done, total):
+        print(f"\r{done}/{total} schemas, {time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
+
+    return files, vocab, progress

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -211,9 +210,7 @@ def report(table: pd.DataFrame, median: float, outcomes: dict, how: str, rows: i
 
 
 def main(argv=None) -> int:
-    from structbench.bench.shared_data import add_corpus_selection, selected_corpus_files
-    from structbench.lm.real_vocab import real_vocabulary
-    from structbench.lm.vocab import toy_vocabulary
+    from structbench.bench.shared_data import add_corpus_selection, corpus_command_inputs
 
     parser = argparse.ArgumentParser(prog="python -m structbench.bench.steps", description=__doc__.splitlines()[0])
     add_corpus_selection(parser)
@@ -228,13 +225,7 @@ def main(argv=None) -> int:
     if args.rows < 1:
         parser.error("--rows is at least 1")
     try:
-        files = selected_corpus_files(parser, args)
-        vocab = toy_vocabulary() if args.vocab == "toy" else real_vocabulary(args.vocab)
-        t0 = time.time()
-
-        def progress(done, total):
-            print(f"\r{done}/{total} schemas, {time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
-
+        files, vocab, progress = corpus_command_inputs(parser, args)
         steps, outcomes = corpus_steps(files, args.strategy, vocab, args.timeout, progress, args.kept)
         print(file=sys.stderr)
     except (SettingsError, ValueError) as e:
