@@ -55,6 +55,7 @@ class Limits:
     precompute_steps: int = 250_000        # checker steps tabling ahead may take; beyond, each state when first met
     precompute_token_chars: int = 200_000_000  # token characters the masks tabled ahead may walk; beyond, likewise
     mask_steps: int = 2_000_000            # checker steps one mask may take (a union steps each alternative)
+    max_table_cells: int = 268_435_456     # one constraint's table: machine states x character classes (4 B each: 1 GiB)
     max_stored_masks: int = 2048           # lazy: masks kept across schemas by their keys (16 KB each on Llama 3)
     max_stored_nodes: int = 200_000        # nodes numbered by structure, kept across schemas; beyond, they start over
     # --- vocabularies (structbench/lm) ---

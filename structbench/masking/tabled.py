@@ -28,7 +28,7 @@ import numpy as np
 from structbench.errors import LimitExceeded, TokenRejected, TooManyStates
 from structbench.jsonschema.container_reach import learn as learn_container_reach
 from structbench.jsonschema.free_text import free_escapes
-from structbench.limits import Fuel
+from structbench.limits import Fuel, exceeded
 from structbench.limits import current as limits
 from structbench.lm.vocab import Vocabulary
 from structbench.masking import trie_walk
@@ -541,9 +541,13 @@ class LazyDense:
         """Numbers a new machine state, the table grown where it is full. `state` is in `_ids` already, with the
         number len(states) (id_of and its like put it there as they look it up)."""
         i = len(self.states)
-        self.states.append(state)
         if i >= len(self._expanded):
+            if 2 * i * self._trans.shape[1] > limits().max_table_cells:  # (checked before anything is changed)
+                del self._ids[state]
+                raise exceeded("max_table_cells", f"the constraint's table of machine states is full at {i:,} "
+                               f"states x {self._trans.shape[1]} character classes, and twice that is past the limit")
             self._grow()
+        self.states.append(state)
         if accepting:  # (the arrays start False)
             self._accepting[i] = True
 

@@ -1,4 +1,5 @@
-"""Tabled's budgets: tabling ahead stops at its budget with the same masks; one mask stops at `mask_steps`."""
+"""Tabled's budgets: tabling ahead stops at its budget with the same masks; one mask stops at `mask_steps`; a
+constraint's table stops growing at `max_table_cells`."""
 
 from __future__ import annotations
 
@@ -53,3 +54,22 @@ def test_one_mask_past_mask_steps_is_a_named_error():
         constraint = schema_constraint(SchemaChecker(_object(5)), VOCAB)
         with pytest.raises(LimitExceeded, match=r"one mask took more than 10 steps \(limits.mask_steps = 10"):
             constraint.mask(constraint.start())
+
+
+@pytest.mark.parametrize("strategy", ["lazy", "tabled"])
+def test_a_table_past_max_table_cells_is_a_named_error_and_the_states_before_it_still_work(strategy):
+    """JSON mode nested deeper and deeper: each depth is new states; the table stops at its cap with the limit named,
+    and the states numbered before still mask and advance."""
+    from structbench.masking.lazy import lazy_constraint
+
+    vocab = toy_vocabulary()
+    make = lazy_constraint if strategy == "lazy" else schema_constraint
+    with using(Limits(max_table_cells=4096)):
+        constraint = make(SchemaChecker({}), vocab)
+        state, opened = constraint.start(), vocab.index["["]
+        with pytest.raises(LimitExceeded, match=r"full at [\d,]+ states x \d+ character classes, and twice that is past the limit .limits.max_table_cells"):
+            for _ in range(1000):
+                constraint.mask(state)
+                state = constraint.advance(state, opened)
+        assert constraint.mask(constraint.start())[opened]
+        assert constraint.advance(constraint.start(), opened) >= 0
