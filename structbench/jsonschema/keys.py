@@ -757,8 +757,9 @@ class ObjectKeys:
             return None
         if not self.nodes[top.node].distinct_keys or not self._distinct(top) or self._ordered:
             return None
-        if next(self._names_from(top.node, FRESH[0]), None) is not None:
-            return None  # (a property name that starts as FRESH does: never in a real schema)
+        if next(self._names_from(top.node, FRESH[0]), None) is not None or top.text.startswith(FRESH[0]) or \
+                any(k.startswith(FRESH[0]) for k in top.seen):
+            return None  # (a name, the key or a used key that starts as FRESH does (`\u0000`): its text could be it)
         twin = top._replace(at=TWIN_AT)
         if top.phase == KEY and not self._twin_keeps(top, top.text):
             twin = twin._replace(text=FRESH)
@@ -810,7 +811,8 @@ class ObjectKeys:
         if child is None or not self.nodes[child].kinds:
             return None
         seen = top.seen
-        if self._distinct(top) and text != FRESH:  # (a mask twin's FRESH key is new and not remembered: mask_twin)
+        if self._distinct(top) and not (text == FRESH and top.at == TWIN_AT):  # (a mask twin's FRESH key is new and
+            # not remembered: mask_twin; a real key spelt as FRESH is checked as any other)
             if text in seen:
                 return None
             seen = seen | {text}
