@@ -773,7 +773,8 @@ class ObjectKeys:
         """A decoded key character: the key frame after it, or None."""
         node = self.nodes[top.node]
         distinct = self._distinct(top)
-        if top.text == OTHER or not node.tracks_keys and not distinct:
+        if not distinct and (top.text == OTHER or not node.tracks_keys):  # (a key remembered whole is kept whole,
+            # even one that spells OTHER's text with `\u0000\u0001other`: it never collapses to OTHER)
             text = top.text
         elif top.at == TWIN_AT and distinct and (top.text == FRESH or not self._twin_keeps(top, top.text + c)):
             text = FRESH  # (a mask twin's other key: mask_twin)

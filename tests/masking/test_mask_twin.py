@@ -132,6 +132,15 @@ def test_a_key_spelled_as_the_fresh_sentinel_is_remembered():
     assert checker.can_end(checker.feed(checker.start(), '{"\\u0000\\u0002fresh":1,"\\u0000\\u0002frest":1,"x":1}'))
 
 
+def test_a_remembered_key_that_spells_other_is_kept_whole():
+    """OTHER's text (`\\u0000\\u0001other`) followed by more: two distinct keys, and a repeat of one refused (the
+    key's text was cut at OTHER's and every such key read as one). Found by review; it predates mask twins."""
+    checker = SchemaChecker({"type": "object", "minProperties": 2})
+    two = '{"\\u0000\\u0001otherA":1,"\\u0000\\u0001otherB":1}'
+    assert checker.can_end(checker.feed(checker.start(), two))
+    assert checker.feed(checker.start(), two.replace("otherB", "otherA")) is None
+
+
 @pytest.mark.parametrize("make", [lazy_constraint, schema_constraint], ids=["lazy", "tabled"])
 def test_no_twin_where_a_key_could_spell_the_sentinel(make):
     """After `{"\\u0000\\u0002freshA":1,"\\u0000\\u0002` the used key starts as FRESH does: a twin keeping the
