@@ -46,6 +46,10 @@ def selected_corpus_files(parser, args) -> list[Path]:
     if args.every < 1 or args.offset < 0 or (args.limit is not None and args.limit < 1):
         parser.error("--every and --limit are at least 1, --offset at least 0")
     corpus = Path(args.corpus) if args.corpus else maskbench_dir()
+    if not corpus.is_dir():
+        parser.error(f"--corpus {corpus} is not a directory" if args.corpus else
+                     f"the shared data's maskbench/ is not at {corpus}: set {ENV_VAR} to the folder holding it, or "
+                     f"pass --corpus DIR (a MaskBench-format folder)")
     files = corpus_files(corpus)[args.offset::args.every][:args.limit]
     if not files:
         parser.error(f"no corpus file selected from {corpus}")

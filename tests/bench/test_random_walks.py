@@ -52,8 +52,15 @@ def test_a_walk_draws_only_allowed_tokens_and_stops_where_none_is_left():
     assert worst > 0 and "true".startswith(before)  # (advance refuses a token its mask did not allow)
 
 
-def test_bad_options_are_refused(corpus):
+def test_bad_options_are_refused(corpus, tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit):
         random_walks.main(["--corpus", str(corpus), "--short", "2"])
     with pytest.raises(SystemExit):
         random_walks.main(["--corpus", str(corpus), "--strategy", "naive"])
+    with pytest.raises(SystemExit):
+        random_walks.main(["--corpus", str(tmp_path / "none")])
+    assert f"--corpus {tmp_path / 'none'} is not a directory" in capsys.readouterr().err
+    monkeypatch.setenv("STRUCTBENCH_DATA", str(tmp_path / "nowhere"))  # no shared data: where to put it is said
+    with pytest.raises(SystemExit):
+        random_walks.main(["--vocab", "toy"])
+    assert "maskbench/ is not at" in capsys.readouterr().err
