@@ -743,12 +743,13 @@ class ObjectKeys:
     def mask_twin(self, stack: Stack) -> Stack | None:
         """A stack whose mask is this one's but for tokens holding three or more quotes, and whose mask walk makes
         few states: where the top is an object whose keys must be remembered whole (`_distinct`), before a key or in
-        one (or a union's branches, each so). The walk from such a stack would make a state per prefix of every token read into the key (each a key
-        text to remember: a cold mask there took seconds and hundreds of MB); the twin's object (`at` TWIN_AT)
-        keeps a key's text only while it is the prefix of a property name or of a key already used, else FRESH:
-        any other key, new, whose text no token can repeat (a FRESH key closed is counted and not remembered).
-        Only a later key closed in the same token could tell the two apart (a repeat of this one): a token with
-        three or more quotes, which the caller checks by the stack itself. None where no twin is needed."""
+        one (or a union's branches, each so). The walk from such a stack would make a state per prefix of every
+        token read into the key (each a key text to remember: a cold mask there took seconds and hundreds of MB);
+        the twin's object (`at` TWIN_AT) keeps a key's text only while it is the prefix of a property name or of a
+        key already used, else FRESH: any other key, new, whose text no token can repeat (a FRESH key closed is
+        counted and not remembered). Only a later key closed in the same token could tell the two apart (a repeat
+        of this one): a token with three or more quotes, which the caller checks by the stack itself. None where no
+        twin is needed."""
         top = stack[-1]
         if top.kind == UNION:  # each branch by its twin, where it has one (a branch's tokens are its own)
             alts = tuple(self.mask_twin(alt) or alt for alt in top.alts)
