@@ -8,9 +8,10 @@ probability `--short` (so keys and strings run long and close often, as a noisy 
 Why: the fresh experiment walks valid instances only, the paths a schema means; a budget (structbench.limits) is
 a promise about every path. A random walk found the free keys of an object counting minProperties making a state
 per token prefix (seconds and hundreds of MB a mask; structbench.jsonschema.keys mask_twin mends it).
-Printed: the outcomes (ok; `unsupported`, `not read`: not walked; `timeout` past `--timeout` seconds a schema; `limit`, a LimitExceeded; `error`), the
-slowest masks with the text before them, and how far one schema's compile and walks raised the process's peak
-resident memory. A cold start comes before each schema; a walk of JSON mode, before the first, is not counted.
+Printed: the outcomes (ok; `unsupported`, `not read`: not walked; `timeout` past `--timeout` seconds a schema;
+`limit`, a LimitExceeded; `error`), the slowest masks with the text before them, and how far one schema's compile
+and walks raised the process's peak resident memory. A cold start comes before each schema; a walk of JSON mode,
+before the first, is not counted.
 """
 
 from __future__ import annotations

@@ -160,8 +160,9 @@ def test_no_twin_where_a_key_could_spell_the_sentinel(make):
     assert np.array_equal(twinned.mask_bits(states[0]), alone.mask_bits(states[1]))
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="known, before mask twins: a remembered key's non-ASCII character is stepped "
-                   "by its class's representative (docs/design.md, minProperties)")
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="known, before mask twins: a remembered key's non-ASCII character is stepped by its class's "
+                          "representative (docs/design.md, minProperties)")
 def test_distinct_keys_of_one_character_class_are_told_apart(vocab):
     """`é` and `ä` are two keys (the checker's own steps say so), but a constraint's rows step each character class
     once, by its representative: the second key reads as a repeat of the first and its closing quote is refused."""
