@@ -24,3 +24,12 @@ def unpack_bits(words: np.ndarray, size: int) -> np.ndarray:
 def allows(words: np.ndarray, token: int) -> bool:
     """Whether the int32 words allow `token` (its bit alone, without unpacking the mask)."""
     return bool((int(words[token >> 5]) >> (token & 31)) & 1)
+
+
+def set_bit(words: np.ndarray, token: int, on: bool) -> None:
+    """Sets (`on`) or clears `token`'s bit in the int32 words, in place: the writer beside `allows`."""
+    by_byte = words.view(np.uint8)  # (little-endian words: token i is bit i % 8 of byte i // 8)
+    if on:
+        by_byte[token >> 3] |= np.uint8(1 << (token & 7))
+    else:
+        by_byte[token >> 3] &= np.uint8(~(1 << (token & 7)) & 0xFF)

@@ -32,7 +32,7 @@ from structbench.limits import Fuel, exceeded
 from structbench.limits import current as limits
 from structbench.lm.vocab import Vocabulary
 from structbench.masking import trie_walk
-from structbench.masking.bitmask import pack_bits, unpack_bits
+from structbench.masking.bitmask import pack_bits, set_bit, unpack_bits
 from structbench.masking.protocol import Machine, PatternMachine, WorkCounter
 from structbench.masking.shared_masks import token_reach
 from structbench.masking.token_index import (
@@ -209,18 +209,10 @@ class TabledConstraint:
             _, walked, steps = self._walk(t, twin)
             self._twin_bits[t] = walked
         bits = walked.copy()
-        by_byte = bits.view(np.uint8)
         for token_id, text in quoted_tokens(self.vocab):
             steps += len(text)
-            if self.dense.step_text(state, text) is None:
-                by_byte[token_id >> 3] &= np.uint8(~(1 << (token_id & 7)) & 0xFF)
-            else:
-                by_byte[token_id >> 3] |= np.uint8(1 << (token_id & 7))
-        eos = self.vocab.eos_id
-        if self.dense.accepts(state):
-            by_byte[eos >> 3] |= np.uint8(1 << (eos & 7))
-        else:
-            by_byte[eos >> 3] &= np.uint8(~(1 << (eos & 7)) & 0xFF)
+            set_bit(bits, token_id, self.dense.step_text(state, text) is not None)
+        set_bit(bits, self.vocab.eos_id, self.dense.accepts(state))
         return bits, steps
 
     def _split_denses(self) -> tuple:

@@ -175,3 +175,16 @@ def test_distinct_keys_of_one_character_class_are_told_apart(vocab):
         assert constraint.mask(state)[token]
         state = constraint.advance(state, token)
     assert constraint.can_end(state)
+
+
+def test_set_bit_writes_one_token_bit_as_allows_reads_it():
+    from structbench.masking.bitmask import allows, pack_bits, set_bit, unpack_bits
+
+    mask = np.zeros(70, dtype=bool)
+    mask[[0, 33, 69]] = True
+    words = pack_bits(mask)
+    set_bit(words, 33, False)
+    set_bit(words, 40, True)
+    set_bit(words, 69, True)  # (already set: stays)
+    assert not allows(words, 33) and allows(words, 40)
+    assert np.flatnonzero(unpack_bits(words, 70)).tolist() == [0, 40, 69]
