@@ -244,8 +244,10 @@ class SchemaChecker(ObjectKeys):
         self._ws_chars = JSON_WHITESPACE if whitespace == "flexible" else " "
         self._ws_max = limits().max_flexible_whitespace if whitespace == "flexible" else 1
         self._caps = {k: max(len(n.prefix), n.min_items, n.max_items or 0) for k, n in self.nodes.items()}
-        # Whether some object remembers its free keys whole (mask_twin has twins to give: else none is asked)
-        self.has_mask_twins = not self._ordered and any(n.distinct_keys for n in self.nodes.values())
+        # Whether some object remembers its free keys whole: a constraint then steps their characters past ASCII by
+        # their own, not by their class (remembered_chars), and mask_twin has twins to give (else none is asked)
+        self.remembers_keys = any(n.distinct_keys for n in self.nodes.values())
+        self.has_mask_twins = not self._ordered and self.remembers_keys
         # The step per frame kind, as plain functions (bound methods kept on the checker would be a reference
         # cycle: a checker then outlives its constraint until the garbage collector's next full pass)
         cls = type(self)
@@ -831,6 +833,19 @@ class SchemaChecker(ObjectKeys):
                     seen.add(id(dfa))
                     found.append(dfa)
         return found
+
+    def remembered_chars(self, stack: Stack) -> frozenset[str]:
+        """The characters past ASCII of the keys the stack's objects (and its unions' branches') have used. A key
+        remembered whole is compared with these alone: a constraint, which steps a class of characters by one of
+        them (special_chars), steps a token holding one of them by its own characters (masking.tabled)."""
+        chars: set[str] = set()
+        for frame in stack:
+            for key in frame.seen if frame.kind == OBJECT else ():
+                if not key.isascii():
+                    chars.update(ch for ch in key if ch >= "\x80")
+            for alt in frame.alts:
+                chars |= self.remembered_chars(alt)
+        return frozenset(chars)
 
     def special_chars(self) -> set[str]:
         """The non-ASCII characters the checker treats individually: those in property names, and the

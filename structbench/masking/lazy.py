@@ -154,6 +154,8 @@ class TrieDense(LazyDense):
         """LazyDense.step_text, where inside a string or a key a run of plain characters moves its DFA alone (string
         mode's table, as a walk reads it), and only the state where the run ends is numbered, not one per character
         (a key's name read in one token: one state, not eight)."""
+        if self._wide is not None and not text.isascii():  # (keys remembered whole: each character by its own)
+            return LazyDense.step_text(self, i, text)
         k, n = 0, len(text)
         ascii, bounds = self._ascii, self._bounds  # a character's class: a list index where ASCII, else a bisect
         while k < n:

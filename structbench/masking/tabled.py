@@ -75,6 +75,8 @@ class TabledConstraint:
         self._next: dict[tuple[int, int], int] = {}
         self._mask_twin = getattr(machine, "mask_twin", None) if getattr(machine, "has_mask_twins", False) else None
         self._twin_bits: dict[int, np.ndarray] = {}  # a mask twin's state -> its walk's bits (_by_twin)
+        self._remembered = getattr(machine, "remembered_chars", None) if getattr(machine, "remembers_keys", False) \
+            else None  # (_by_own_characters)
         self.split = None
         self.eager = False
         # Tabling ahead is an optimisation: past its budget it stops, and the rest is tabled when first met.
@@ -167,6 +169,11 @@ class TabledConstraint:
             allowed, bits, steps = None, *self._by_twin(state, twin)
         else:
             allowed, bits, steps = self._walk(state, self.dense.states[state])
+        if self._remembered is not None:
+            restepped = self._by_own_characters(state, bits)
+            if restepped is not None:
+                allowed, bits, more = None, *restepped
+                steps += more
         if allowed is not None:
             allowed.flags.writeable = False  # shared by every step that reaches this state
             self.table[state] = allowed
@@ -215,6 +222,24 @@ class TabledConstraint:
         set_bit(bits, self.vocab.eos_id, self.dense.accepts(state))
         return bits, steps
 
+    def _by_own_characters(self, state: int, bits: np.ndarray) -> tuple[np.ndarray, int] | None:
+        """(bits, steps) of state's mask with the tokens a walk may read wrongly stepped from the state by their own
+        characters (LazyDense._step_own), where the machine remembers keys whole; None where there are none. A walk
+        steps a class of characters by its representative, so two keys whose characters share a class read as one:
+        a key is compared with the used keys (a token holding their characters of such classes: own_ranges) and
+        with a key closed earlier in the same token (three or more quotes, and some character past ASCII)."""
+        ranges = self.dense.own_ranges(self._remembered(self.dense.states[state]))
+        tokens = [(i, t) for i, t in quoted_tokens(self.vocab) if not t.isascii()]
+        if ranges:
+            tokens += tokens_holding(self.vocab, ranges)
+        if not tokens:
+            return None
+        bits, steps = bits.copy(), 0
+        for token_id, text in tokens:
+            steps += len(text)
+            set_bit(bits, token_id, self.dense.step_text(state, text) is not None)
+        return bits, steps
+
     def _split_denses(self) -> tuple:
         return () if self.split is None else (self.split.top_dense, self.split.full_dense)
 
@@ -234,6 +259,7 @@ class _Partition:
     # The control characters' classes as a slice (0-31) where each ASCII character is a class of its own (the checker's
     # partitions: a row's cells read or written as a view), else None (a boolean mask of the classes, _classes_of)
     controls: slice | None
+    wide: list[bool]  # per class: more than one character (stepped by its representative, LazyDense._step_own)
 
 
 _PARTITIONS: dict[bytes, _Partition] = {}
@@ -251,7 +277,8 @@ def _partition(boundaries: np.ndarray) -> _Partition:
         # (each ASCII character's class list at once: a hint of one character, a key name's next letter, is most)
         found = _PARTITIONS[key] = _Partition([chr(b) for b in bounds], bounds, {},
                                               {chr(o): [c] for o, c in enumerate(ascii)}, {}, ascii,
-                                              slice(0, 0x20) if ascii_own(boundaries) else None)
+                                              slice(0, 0x20) if ascii_own(boundaries) else None,
+                                              [hi - lo > 1 for lo, hi in zip(bounds, bounds[1:] + [MAX_CODE_POINT + 1])])
     return found
 
 
@@ -517,6 +544,10 @@ class LazyDense:
         self._alike_masks = shared.alike_masks
         self._controls = shared.controls
         self._alike_classes: dict[int, tuple] = {}  # id(an alike hint) -> (it, its groups of classes): _settle_alike
+        # Where the machine remembers keys whole, two keys whose characters share a class are two keys: a token's
+        # step by a character past ASCII is then by that character, not its class's representative (_step_own)
+        self._wide = shared.wide if getattr(machine, "remembers_keys", False) else None
+        self._own_steps: dict[tuple[int, str], int] = {}
         self.start = self.id_of(machine.start())
 
     # --- states, one at a time ---
@@ -555,12 +586,41 @@ class LazyDense:
 
     def step(self, i: int, ch: str) -> int | None:
         o = ord(ch)
-        c = self._ascii[o] if o < 128 else bisect.bisect_right(self._bounds, o) - 1
+        if o < 128:
+            c = self._ascii[o]
+        else:
+            c = bisect.bisect_right(self._bounds, o) - 1
+            if self._wide is not None and self._wide[c] and ch != self.reps[c]:
+                return self._step_own(i, ch)
         nxt = self._trans.item(i, c)
         if nxt == self.UNEXPANDED:
             self._fill_one(i, c)
             nxt = int(self._trans[i, c])
         return None if nxt < 0 else nxt
+
+    def _step_own(self, i: int, ch: str) -> int | None:
+        """State i's step by `ch`, a character of a class of many, by that character itself (kept per state and
+        character, not in the class's cell: a walk's cells stay its representative's steps)."""
+        nxt = self._own_steps.get((i, ch))
+        if nxt is None:
+            before = steps_taken(self.machine)
+            state = self.machine.step(self.states[i], ch)
+            nxt = self._own_steps[(i, ch)] = -1 if state is None else self.id_of(state)
+            if self.fuel is not None:
+                self.fuel.spend(steps_taken(self.machine) - before or 1)
+        return None if nxt < 0 else nxt
+
+    def own_ranges(self, chars) -> tuple[tuple[int, int], ...]:
+        """The code-point ranges [lo, hi) a walk may step wrongly where keys holding `chars` are compared: each of
+        them in a class of many (a walk steps its representative), or that whole class where one is the
+        representative (a walk steps the class's every character as that one)."""
+        out = set()
+        for ch in chars:
+            c = bisect.bisect_right(self._bounds, ord(ch)) - 1
+            if self._wide is not None and self._wide[c]:
+                hi = self._bounds[c + 1] if c + 1 < len(self._bounds) else MAX_CODE_POINT + 1
+                out.add((ord(ch), ord(ch) + 1) if ch != self.reps[c] else (self._bounds[c], hi))
+        return tuple(sorted(out))
 
     def step_text(self, i: int, text: str) -> int | None:
         """The state after `text` from state i (None: refused): a token's advance, a character at a time."""
@@ -930,6 +990,23 @@ def quoted_tokens(vocab: Vocabulary) -> list[tuple[int, str]]:
     if found is None:
         found = vocab.__dict__["_quoted"] = [(i, t) for i, t in enumerate(vocab.tokens)
                                              if t is not None and t.count('"') >= 3 and i != vocab.eos_id]
+    return found
+
+
+def tokens_holding(vocab: Vocabulary, ranges: tuple[tuple[int, int], ...]) -> list[tuple[int, str]]:
+    """(id, text) of the tokens holding a character in one of the code-point ranges [lo, hi) (kept on the
+    vocabulary, for the last few sets of ranges asked)."""
+    kept = vocab.__dict__.setdefault("_holding", {})
+    found = kept.get(ranges)
+    if found is None:
+        vc = vocab_codes(vocab)
+        hit = np.zeros(len(vc.codes), dtype=bool)
+        for lo, hi in ranges:
+            hit |= (vc.codes >= lo) & (vc.codes < hi)
+        at = np.unique(np.searchsorted(vc.offsets, np.flatnonzero(hit), side="right") - 1)
+        if len(kept) >= 64:
+            del kept[next(iter(kept))]
+        found = kept[ranges] = [(int(vc.token_ids[k]), vc.texts[k]) for k in at.tolist()]
     return found
 
 

@@ -6,6 +6,7 @@ prefix."""
 
 from __future__ import annotations
 
+import json
 import numpy as np
 import pytest
 
@@ -160,21 +161,64 @@ def test_no_twin_where_a_key_could_spell_the_sentinel(make):
     assert np.array_equal(twinned.mask_bits(states[0]), alone.mask_bits(states[1]))
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="known, before mask twins: a remembered key's non-ASCII character is stepped by its class's "
-                          "representative (docs/design.md, minProperties)")
-def test_distinct_keys_of_one_character_class_are_told_apart(vocab):
-    """`é` and `ä` are two keys (the checker's own steps say so), but a constraint's rows step each character class
-    once, by its representative: the second key reads as a repeat of the first and its closing quote is refused."""
+@pytest.mark.parametrize("make", [lazy_constraint, schema_constraint], ids=["lazy", "tabled"])
+@pytest.mark.parametrize("key_order", ["any", "schema"])
+def test_distinct_keys_of_one_character_class_are_told_apart(vocab, make, key_order):
+    """`é` and `ä` are two keys (the checker's own steps say so), though a constraint's walks step each character
+    class by its representative: a token's advance steps them by their own characters (LazyDense._step_own). Until
+    that, the second key read as a repeat of the first and its closing quote was refused. Found by review."""
     schema, text = {"type": "object", "minProperties": 2}, '{"é":1,"ä":1}'
-    checker = SchemaChecker(schema)
+    checker = SchemaChecker(schema, key_order=key_order)
     assert checker.can_end(checker.feed(checker.start(), text))
-    constraint = lazy_constraint(SchemaChecker(schema), vocab)
+    constraint = make(SchemaChecker(schema, key_order=key_order), vocab)
     state = constraint.start()
     for token in vocab.encode(text):
         assert constraint.mask(state)[token]
         state = constraint.advance(state, token)
     assert constraint.can_end(state)
+    assert constraint.dense.states[state][0].kind == "root"
+
+
+# Keys past ASCII whose characters share a class (every schema here names none of them): single characters, a
+# class's representative (U+0080) among them, tokens closing a key and tokens closing two
+WIDE_TOKENS = ["é", "ä", "\x80", "éä", 'é"', 'ä"', '\x80"', 'é":', 'ä":1', 'é":1,"ä"', 'é":1,"é"', 'ä":1,"é"',
+               '":1,"é"', '":1,"ä"', 'ü":1,"ü"', 'éé"', 'ﬀ"', "ﬀ"]
+WIDE_SCHEMAS = [
+    {"type": "object", "minProperties": 3},
+    {"type": "object", "minProperties": 2, "maxProperties": 3},
+    {"type": "object", "minProperties": 3, "properties": {"a": {"type": "integer"}}},
+    {"type": "array", "items": {"type": "object", "minProperties": 2}},
+    {"anyOf": [{"type": "object", "minProperties": 3},
+               {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}]},
+]
+
+
+@pytest.mark.parametrize("make", [lazy_constraint, schema_constraint], ids=["lazy", "tabled"])
+@pytest.mark.parametrize("schema", WIDE_SCHEMAS, ids=[str(i) for i in range(len(WIDE_SCHEMAS))])
+def test_every_mask_is_the_checker_own_where_keys_past_ascii_share_a_class(schema, make):
+    """Random walks through keys of such characters: each mask bit is what the checker's own steps say of the token
+    from the state (a key repeating a used one refused, two keys of one class both allowed), in a twin's mask and
+    in a state's own walk alike (_by_own_characters)."""
+    tokens = [EOS] + [chr(c) for c in range(0x20, 0x7F)] + ['{"', '":', ',"', '":1,"', "1,", '[{"'] + WIDE_TOKENS
+    vocab = Vocabulary(list(dict.fromkeys(tokens)), name="wide-keys")
+    rng = np.random.default_rng(3)
+    for key_order in ("any", "schema") if '"properties"' not in json.dumps(schema) else ("any",):
+        checker = SchemaChecker(schema, key_order=key_order)  # (schema order asks strict objects)
+        constraint = make(SchemaChecker(schema, key_order=key_order), vocab)
+        wide = np.array([t is not None and not t.isascii() for t in vocab.tokens])
+        for _ in range(8):
+            state = constraint.start()
+            for _ in range(30):
+                stack, mask = constraint.dense.states[state], constraint.mask(state)
+                want = [checker.can_end(stack) if i == vocab.eos_id else checker.feed(stack, t) is not None
+                        for i, t in enumerate(vocab.tokens)]
+                assert mask.tolist() == want, (schema, stack)
+                allowed = np.flatnonzero(mask)
+                allowed = allowed[allowed != vocab.eos_id]
+                if not len(allowed):
+                    break
+                pool = allowed[wide[allowed]] if rng.random() < 0.6 else allowed
+                state = constraint.advance(state, int(rng.choice(pool if len(pool) else allowed)))
 
 
 def test_set_bit_writes_one_token_bit_as_allows_reads_it():
