@@ -92,6 +92,9 @@ _MEMBER_NEXT = frozenset({KEY, AFTER_COMMA})  # an object's phases that no token
 _TOP_ALONE = "top alone"  # mask_key's mark of a key that is the top frame's alone
 _BELOW_UNREAD = "below unread"  # mask_key's mark of a key that leaves out the frames below the innermost container
 _VALUE_ALONE = "value alone"  # mask_key's mark of a key that is an object's value to come, alone (_value_reads_past)
+_UNION_ALONE = "union alone"  # mask_key's mark of a union's key: its branches' keys, where each reads its top alone
+_READS_ABOVE = (_TOP_ALONE, _BELOW_UNREAD, _VALUE_ALONE, _UNION_ALONE)  # keys that leave a stack's bottom frame unread
+_UNION_KEYED = 16  # the most branches a union's key is made of (each branch's key is asked for)
 _JSON_WS = frozenset(JSON_WHITESPACE)
 _FEW_WRITTEN, _ROOM_LEFT = -2, -3  # _length_as_read's counts: below minLength, out of reach; room left, out of reach
 _KEY_AS_READ = "key as read"  # mask_key's text of a key, or of an object after its comma, read by `_names_as_read`
@@ -273,7 +276,9 @@ class SchemaChecker(ObjectKeys):
         parts, in_order = kept[2], kept[7]
         if len(in_order) < len(parts):  # (a part's number is its place in the dict: numbered as it was put there)
             in_order.extend(islice(parts, len(in_order), None))
-        return tuple(in_order[x] if type(x) is int else x for x in key)
+        # (a union's key holds its branches' keys: _union_as_read)
+        return tuple(in_order[x] if type(x) is int else self.stored_key(x, reach) if type(x) is tuple else x
+                     for x in key)
 
     def mask_store(self, vocab):
         """The masks kept across schemas by their mask keys, for this checker's settings and `vocab`
@@ -678,6 +683,10 @@ class SchemaChecker(ObjectKeys):
                                                    _longest_uncut(reach), {}, [])
         frames, parts = kept[1], kept[2]  # frame -> its part's number (stacks share most of their frames)
         top = stack[-1]
+        if top.kind == UNION and len(top.alts) <= _UNION_KEYED:
+            found = self._union_as_read(top, reach)
+            if found is not None:
+                return found
         # An object's value still to open, that no token finishes and reads on past (_value_reads_past): a token
         # reads only the whitespace before it and the value, by its node; nothing of the object nor below it.
         if top.kind == OBJECT and top.phase == VALUE and top.child >= 0 and reach.string_values is not None:
@@ -712,6 +721,26 @@ class SchemaChecker(ObjectKeys):
                 got = frames[frame] = parts.setdefault(self._mask_frame(frame, reach), len(parts))
             out.append(got)
         return tuple(out)
+
+    def _union_as_read(self, top: Frame, reach) -> tuple | None:
+        """A union's mask key where every branch's key leaves the branch's bottom frame (its ALT) unread: no token
+        finishes a branch, so a token is allowed where some branch allows it, and the union's mask is its
+        branches' masks together, told by their keys (a set: branches that read alike count once; one key: the
+        mask of that branch alone, shared with any stack of that key). Unions of objects at a key, or at a value
+        still to open, share masks so whatever their branches' names or used keys. None where a branch's key
+        reads its bottom frame (a token may finish that branch, and the union's own rules then read on)."""
+        keys = set()
+        for alt in top.alts:
+            key = self.mask_key(alt, reach)
+            if not key or key[0] not in _READS_ABOVE:
+                return None
+            if key[0] == _UNION_ALONE:
+                keys.update(key[1:])
+            else:
+                keys.add(key)
+        if len(keys) == 1:
+            return keys.pop()
+        return (_UNION_ALONE,) + tuple(sorted(keys))
 
     def _length_as_read(self, frame: Frame, reach) -> Frame:
         """A string whose content is a length counter alone (minLength, maxLength: `_counted`'s DFA, whose state is

@@ -229,7 +229,7 @@ class TabledConstraint:
         a key is compared with the used keys (a token holding their characters of such classes: own_ranges) and
         with a key closed earlier in the same token (three or more quotes, and some character past ASCII)."""
         ranges = self.dense.own_ranges(self._remembered(self.dense.states[state]))
-        tokens = [(i, t) for i, t in quoted_tokens(self.vocab) if not t.isascii()]
+        tokens = quoted_tokens(self.vocab, past_ascii=True)
         if ranges:
             tokens += tokens_holding(self.vocab, ranges)
         if not tokens:
@@ -983,14 +983,16 @@ def vocab_codes(vocab: Vocabulary) -> VocabCodes:
     return codes
 
 
-def quoted_tokens(vocab: Vocabulary) -> list[tuple[int, str]]:
-    """(id, text) of the tokens holding three or more quotes (Llama 3: 30), found once and kept on the vocabulary:
-    the only ones whose mask a mask twin may not tell (SchemaChecker.mask_twin)."""
+def quoted_tokens(vocab: Vocabulary, past_ascii: bool = False) -> list[tuple[int, str]]:
+    """(id, text) of the tokens holding three or more quotes (Llama 3: 30), found once and kept on the vocabulary
+    (index_vocabulary, untimed: a scan of every token): the only ones whose mask a mask twin may not tell
+    (SchemaChecker.mask_twin). past_ascii: those of them that also hold a character past ASCII
+    (TabledConstraint._by_own_characters)."""
     found = vocab.__dict__.get("_quoted")
     if found is None:
-        found = vocab.__dict__["_quoted"] = [(i, t) for i, t in enumerate(vocab.tokens)
-                                             if t is not None and t.count('"') >= 3 and i != vocab.eos_id]
-    return found
+        every = [(i, t) for i, t in enumerate(vocab.tokens) if t is not None and t.count('"') >= 3 and i != vocab.eos_id]
+        found = vocab.__dict__["_quoted"] = (every, [(i, t) for i, t in every if not t.isascii()])
+    return found[1] if past_ascii else found[0]
 
 
 def tokens_holding(vocab: Vocabulary, ranges: tuple[tuple[int, int], ...]) -> list[tuple[int, str]]:
@@ -1014,9 +1016,9 @@ def index_vocabulary(vocab: Vocabulary) -> None:
     """The per-vocabulary setup every schema shares: the character codes, the prefix tree, the texts tokens hold
     around a key (shared_masks.token_reach, with which containers they close and read on: container_reach.learn)
     and after a `\\u` (token_index.unicode_escape_prefixes), free text's
-    escape DFA (free_text.free_escapes), and the index over
-    the classes of a schema that names no non-ASCII character (the speed and fresh experiments do it untimed, as
-    an engine's tokenizer setup)."""
+    escape DFA (free_text.free_escapes), the index over the classes of a schema that names no non-ASCII character,
+    and the tokens holding three quotes (quoted_tokens) (the speed and fresh experiments do it untimed, as an
+    engine's tokenizer setup)."""
     index = token_index(vocab_codes(vocab), machine_boundaries())
     reach = token_reach(vocab)
     learn_container_reach(reach.close_texts, reach.closes_read_on)  # where a mask key may leave frames out
@@ -1028,6 +1030,7 @@ def index_vocabulary(vocab: Vocabulary) -> None:
     from structbench.masking.json_syntax import learn_syntax
 
     learn_syntax(vocab)  # what JSON's own syntax asks of the partition's hints, kept across cold starts
+    quoted_tokens(vocab)  # (a scan of every token, for the schemas whose objects remember keys whole)
 
 
 def pattern_boundaries(dfa: DFA) -> np.ndarray:

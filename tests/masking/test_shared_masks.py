@@ -63,6 +63,32 @@ OBJECTS = {
 }
 
 
+# Unions whose branches each read their top alone (a key, the place after a comma, a value still to open): the
+# union's key is its branches' keys together (`_union_as_read`), so unions of objects whose names or used keys
+# differ share masks, and one whose branches read alike shares the lone branch's
+UNIONS = {
+    "anyOf of objects, names apart": ({"type": "object", "properties": {"d": {"anyOf": [
+        {"type": "object", "properties": {"base": {"type": "number"}, "height": {"type": "number"}},
+         "required": ["base"]},
+        {"type": "object", "properties": {"length": {"type": "number"}, "width": {"type": "integer"}},
+         "required": ["length"]}]}, "n": {"type": "string"}}},
+        {"d": {"base": 1, "height": 2.5, "length": 3, "x": "y"}, "n": "a"}),
+    "anyOf of strict objects and scalars in an array": ({"type": "array", "items": {"anyOf": [
+        {"type": "object", "additionalProperties": False, "properties": {
+            "kind": {"const": "a"}, "id": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}}},
+        {"type": "object", "additionalProperties": False, "properties": {
+            "kind": {"const": "b"}, "id": {"type": "string"}, "note": {"type": ["string", "null"]}}},
+        {"type": ["string", "null"]}]}},
+        [{"kind": "a", "id": 1, "tags": ["x"]}, {"kind": "b", "id": "2", "note": None}, "s", None, {"id": 3}]),
+    "nested unions of objects": ({"anyOf": [
+        {"anyOf": [{"type": "object", "properties": {"year": {"type": "integer"}, "month": {"type": "integer"}}},
+                   {"type": "object", "properties": {"year": {"type": "integer"}, "day": {"type": "integer"}}}]},
+        {"type": "object", "properties": {"year": {"type": "string"}}, "required": ["year"]}]},
+        {"year": 2022, "month": 12, "day": 3}),
+}
+OBJECTS.update(UNIONS)
+
+
 # In schema order (strict objects, instances in their properties' order): a strict object's frame is read by its
 # place, whatever its node (`_place_as_read`), and below one that may not close by nothing (`_unclosable_below`)
 ORDERED = {
@@ -97,8 +123,8 @@ def test_equal_mask_keys_allow_the_same_tokens(vocab, name):  # noqa: F811
     checker = SchemaChecker(schema, "schema" if name in ORDERED else "any", "lesson")
     dense = LazyDense(checker, machine_boundaries(checker.special_chars()), vocab)
     states = reached_states(checker, dense, vocab, value, np.random.default_rng(3), branches=16)
-    merged = 0
-    for group in _groups(checker, dense, set(states), token_reach(vocab)).values():
+    merged, groups = 0, _groups(checker, dense, set(states), token_reach(vocab))
+    for group in groups.values():
         first, *rest = sorted(group)
         for other in rest:
             assert np.array_equal(dense.mask(first)[0], dense.mask(other)[0]), (dense.states[first],
@@ -106,6 +132,10 @@ def test_equal_mask_keys_allow_the_same_tokens(vocab, name):  # noqa: F811
             merged += 1
     if name in OBJECTS or name in ORDERED:  # objects whose used keys change as the answer goes on: some share
         assert merged > 0
+    if name in UNIONS:  # unions whose branches read their tops alone are keyed by them
+        assert any(key[0] == "union alone" for key in groups)
+        if name == "anyOf of objects, names apart":  # (keys of unions whose branches' used keys differ: shared)
+            assert any(key[0] == "union alone" and len(group) > 1 for key, group in groups.items())
     if name == "JSON mode, nested":  # keys of one node at different depths share
         assert any(len({dense.states[i][:-1] for i in group}) > 1
                    for key, group in _groups(checker, dense, set(states), token_reach(vocab)).items()
