@@ -20,7 +20,9 @@ from structbench.jsonschema.frames import (
     KEY,
     OBJECT,
     OPEN,
+    ROOT,
     UNION,
+    VALUE,
     Frame,
     Stack,
     key_closed,
@@ -49,6 +51,7 @@ _FEW_NAMES = 256  # a strict object's names that continue a key's text, or may c
 OTHER = "\x00\x01other"  # a key that is no prefix of any property name (its text no longer matters)
 FRESH = "\x00\x02fresh"  # in a mask twin's object (mask_twin): a key that no property name nor used key continues
 TWIN_AT = -1  # an object frame's `at` in a mask twin (unused in any key order where keys must be distinct)
+_BELOW = Frame(ROOT, -1, VALUE)  # _reads_of_openings' stand-in for the frames below an object
 _TWIN_PHASES = frozenset({OPEN, KEY, AFTER_COMMA})  # an object's phases whose walks read a key's characters
 
 
@@ -489,8 +492,11 @@ class ObjectKeys:
 
     def _reads_of_openings(self, after: Frame, openings: tuple[str, ...]):
         """How far the object reads into each opening (sorted: one shares its first characters' steps with the
-        one before), whether it may close and whether a key may come; None where an opening opens a value."""
-        reads, path, prev = [], [(after,)], ""  # path[i]: the stack after prev's first i characters (read)
+        one before), whether it may close and whether a key may come; None where an opening opens a value or
+        closes the object."""
+        # path[i]: the stack after prev's first i characters (read), the object above a stand-in for what is below
+        # it (an opening that closes the object pops to it: the object has a parent to tell)
+        reads, path, prev = [], [(_BELOW, after)], ""
         for text in openings:
             k = 0
             while k < len(path) - 1 and k < len(text) and text[k] == prev[k]:
@@ -501,7 +507,7 @@ class ObjectKeys:
                 stack = self.step(stack, ch)
                 if stack is None:
                     break
-                if len(stack) != 1:  # a value opened (or the object closed): past what a key's text decides
+                if len(stack) != 2:  # a value opened (or the object closed): past what a key's text decides
                     return None
                 path.append(stack)
             reads.append(len(path) - 1)

@@ -13,7 +13,7 @@ from test_lazy import SCHEMAS, reached_states, walk_like_tabled
 from structbench.bench.tasks import nested_reference, nested_schema
 from structbench.jsonschema.checker import SchemaChecker
 from structbench.jsonschema.frames import AFTER_VALUE
-from structbench.lm.vocab import Vocabulary
+from structbench.lm.vocab import EOS, Vocabulary
 from structbench.masking import LazyDense, machine_boundaries
 from structbench.masking.shared_masks import GOES_ON, KeyTexts, TokenReach, token_reach
 
@@ -87,6 +87,20 @@ UNIONS = {
         {"year": 2022, "month": 12, "day": 3}),
 }
 OBJECTS.update(UNIONS)
+# Values of different nodes that a token closing a key reads alike as far as it goes (Llama 3's texts after a
+# key's colon: `"`, `""`, `[{"`, `{"`, `-`...) or not (a minimum that refuses `-`, a pattern that refuses `"/`, a
+# string that may not be empty, a value that cannot be written at all, whose key may not close): a key that read
+# them alike by those texts alone shared a mask with the unwritable one's (tried, and caught by the corpus A/B)
+OBJECTS["values read alike at a key's end"] = ({"type": "object", "properties": {
+    "z": {"type": "object", "enum": ["a"]}, "t": {"type": "boolean"},
+    "a": {"type": "string", "maxLength": 100}, "b": {"type": "string", "maxLength": 200},
+    "c": {"type": "object", "properties": {"x": {"type": "integer"}}},
+    "d": {"type": "object", "properties": {"y": {"type": "string"}}, "required": ["y"]},
+    "e": {"type": "integer", "minimum": 0}, "f": {"type": "integer"}, "g": {"type": "string", "minLength": 1},
+    "h": {"type": "string", "pattern": "^[a-z]+$"}, "i": {"type": "array", "items": {"type": "object"}},
+    "j": {"type": "array", "items": {"type": "integer"}}}},
+    {"a": "x", "b": "yy", "c": {"x": 1}, "d": {"y": "z"}, "e": 3, "f": -4, "g": "q", "h": "abc", "i": [{}],
+     "j": [-1, 2]})
 
 
 # In schema order (strict objects, instances in their properties' order): a strict object's frame is read by its
@@ -851,3 +865,31 @@ def test_token_reach_reads_a_number_longer_than_python_reads_as_an_int():
     digits = "1" * 5000
     reach = token_reach(Vocabulary([digits + ",", "<eos>"], eos="<eos>", name="long number"))
     assert reach.value_texts == (digits + ",",)
+
+
+@pytest.mark.parametrize("schema, whitespace, text", [
+    ({"type": "array", "items": {"anyOf": [
+        {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": False},
+        {"type": "object", "properties": {"name": {"type": ["string", "null"]}}, "required": ["name"],
+         "additionalProperties": False, "maxProperties": 3}]}}, "compact", '[{"'),
+    ({"anyOf": [{"type": "object", "properties": {"b": {"type": "object"}, "id": {"type": "string"}},
+                 "required": ["id", "b"], "additionalProperties": False},
+                {"type": "object", "properties": {"id": {"type": "null"}}, "required": ["id"]}]},
+     "flexible", '{"id":"x",\n"b')])
+def test_a_token_that_closes_the_object_after_a_keys_value_is_read_as_its_end(schema, whitespace, text):
+    """A token that closes a key, writes its value and closes the object (`":null}`): reading what it tells of the
+    used keys stepped the object alone, and its closing bracket popped to a parent that was not there (IndexError
+    in the mask key). Found by review; every mask bit is the checker's own."""
+    from structbench.masking.lazy import lazy_constraint
+
+    tokens = [EOS] + [chr(c) for c in range(0x20, 0x7F)] + ["\t", "\n", '":null}', '"}']
+    vocab = Vocabulary(tokens, name="closes-after-value")
+    assert token_reach(vocab).value_tails == ("}",)  # (a closing bracket read after a key's value)
+    checker, constraint = SchemaChecker(schema, "any", whitespace), lazy_constraint(
+        SchemaChecker(schema, "any", whitespace), vocab)
+    state = constraint.start()
+    for ch in text:
+        state = constraint.advance(state, vocab.index[ch])
+    stack, mask = constraint.dense.states[state], constraint.mask(state)
+    assert mask.tolist() == [checker.can_end(stack) if i == vocab.eos_id else checker.feed(stack, t) is not None
+                             for i, t in enumerate(vocab.tokens)]
