@@ -267,3 +267,32 @@ def one_line_error(out, *said) -> str:
     for s in said:
         assert s in errors[0], errors[0]
     return errors[0]
+
+
+def checker_verdicts(checker, stack, vocab) -> list[bool]:
+    """Per token of `vocab`, whether the checker's own steps take it from `stack` (the end token: whether the
+    output may end there): what a sound and complete mask at that state holds."""
+    return [checker.can_end(stack) if i == vocab.eos_id else checker.feed(stack, text) is not None
+            for i, text in enumerate(vocab.tokens)]
+
+
+def walk_against_checker(constraint, checker, vocab, rng, walks: int, steps: int, prefer) -> int:
+    """`walks` random walks of up to `steps` tokens through `constraint`, each mask compared bit for bit with
+    `checker_verdicts` at its state; each token drawn from the mask, 60% of the time among those `prefer` (a
+    boolean per token) marks. The masks checked."""
+    import numpy as np
+
+    checked = 0
+    for _ in range(walks):
+        state = constraint.start()
+        for _ in range(steps):
+            stack, mask = constraint.dense.states[state], constraint.mask(state)
+            assert mask.tolist() == checker_verdicts(checker, stack, vocab), (checker.schema, stack)
+            checked += 1
+            allowed = np.flatnonzero(mask)
+            allowed = allowed[allowed != vocab.eos_id]
+            if not len(allowed):
+                break
+            pool = allowed[prefer[allowed]] if rng.random() < 0.6 else allowed
+            state = constraint.advance(state, int(rng.choice(pool if len(pool) else allowed)))
+    return checked

@@ -7,8 +7,10 @@ prefix."""
 from __future__ import annotations
 
 import json
+
 import numpy as np
 import pytest
+from helpers import walk_against_checker
 
 from structbench.jsonschema.checker import SchemaChecker
 from structbench.jsonschema.keys import FRESH, TWIN_AT
@@ -206,20 +208,7 @@ def test_every_mask_is_the_checker_own_where_keys_past_ascii_share_a_class(schem
         checker = SchemaChecker(schema, key_order=key_order)  # (schema order asks strict objects)
         constraint = make(SchemaChecker(schema, key_order=key_order), vocab)
         wide = np.array([t is not None and not t.isascii() for t in vocab.tokens])
-        for _ in range(8):
-            state = constraint.start()
-            for _ in range(30):
-                stack, mask = constraint.dense.states[state], constraint.mask(state)
-                want = [checker.can_end(stack) if i == vocab.eos_id else checker.feed(stack, t) is not None
-                        for i, t in enumerate(vocab.tokens)]
-                assert mask.tolist() == want, (schema, stack)
-                allowed = np.flatnonzero(mask)
-                allowed = allowed[allowed != vocab.eos_id]
-                if not len(allowed):
-                    break
-                pool = allowed[wide[allowed]] if rng.random() < 0.6 else allowed
-                state = constraint.advance(state, int(rng.choice(pool if len(pool) else allowed)))
-
+        assert walk_against_checker(constraint, checker, vocab, rng, walks=8, steps=30, prefer=wide) > 8
 
 def test_set_bit_writes_one_token_bit_as_allows_reads_it():
     from structbench.masking.bitmask import allows, pack_bits, set_bit, unpack_bits

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import CORPUS, corpus_schemas, require_llama3
+from helpers import CORPUS, checker_verdicts, corpus_schemas, require_llama3
 from test_lazy import SCHEMAS, reached_states, walk_like_tabled
 
 from structbench.bench.tasks import nested_reference, nested_schema
@@ -890,6 +890,4 @@ def test_a_token_that_closes_the_object_after_a_keys_value_is_read_as_its_end(sc
     state = constraint.start()
     for ch in text:
         state = constraint.advance(state, vocab.index[ch])
-    stack, mask = constraint.dense.states[state], constraint.mask(state)
-    assert mask.tolist() == [checker.can_end(stack) if i == vocab.eos_id else checker.feed(stack, t) is not None
-                             for i, t in enumerate(vocab.tokens)]
+    assert constraint.mask(state).tolist() == checker_verdicts(checker, constraint.dense.states[state], vocab)

@@ -10,6 +10,7 @@ import random
 
 import numpy as np
 import pytest
+from helpers import walk_against_checker
 
 from structbench.errors import StructbenchError
 from structbench.jsonschema.checker import SchemaChecker
@@ -79,19 +80,6 @@ def test_random_unions_mask_as_the_checker_steps(whitespace):
             constraint = lazy_constraint(SchemaChecker(schema, "any", whitespace), vocab)
         except StructbenchError:
             continue  # (a schema the checker declares unsupported or unsatisfiable)
-        for _ in range(3):
-            state = constraint.start()
-            for _ in range(25):
-                stack, mask = constraint.dense.states[state], constraint.mask(state)
-                want = [checker.can_end(stack) if i == vocab.eos_id else checker.feed(stack, t) is not None
-                        for i, t in enumerate(vocab.tokens)]
-                assert mask.tolist() == want, (schema, stack)
-                walked += 1
-                allowed = np.flatnonzero(mask)
-                allowed = allowed[allowed != vocab.eos_id]
-                if not len(allowed):
-                    break
-                pool = allowed[multi[allowed]] if rng.random() < 0.6 else allowed
-                state = constraint.advance(state, int(rng.choice(pool if len(pool) else allowed)))
+        walked += walk_against_checker(constraint, checker, vocab, rng, walks=3, steps=25, prefer=multi)
         read_back += constraint.work.masks_shared
     assert walked > 1000 and read_back > 50  # (masks were read back by key, from this schema or an earlier one)
