@@ -742,6 +742,22 @@ class SchemaChecker(ObjectKeys):
             return keys.pop()
         return (_UNION_ALONE,) + tuple(sorted(keys))
 
+    def mask_branches(self, stack: Stack, reach) -> list | None:
+        """Where the stack's top is a union keyed by its branches (`_union_as_read`), one branch stack per distinct
+        branch key: the union's mask is their masks together, each a state of its own whose mask is built once, or
+        read back by its key (a branch read alike at the union's next key, or alone after it collapses); None
+        elsewhere."""
+        top = stack[-1]
+        if top.kind != UNION or len(top.alts) > _UNION_KEYED:
+            return None
+        found = {}
+        for alt in top.alts:
+            key = self.mask_key(alt, reach)
+            if not key or key[0] not in _READS_ABOVE:
+                return None
+            found.setdefault(key, alt)
+        return list(found.values())
+
     def _length_as_read(self, frame: Frame, reach) -> Frame:
         """A string whose content is a length counter alone (minLength, maxLength: `_counted`'s DFA, whose state is
         the characters written): a token writes at most `reach.longest` characters into it (the count is asked

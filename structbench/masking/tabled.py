@@ -73,6 +73,8 @@ class TabledConstraint:
         self._store = None if store is None else store(vocab)
         self._stored_key = None if store is None else partial(machine.stored_key, reach=token_reach(vocab))
         self._next: dict[tuple[int, int], int] = {}
+        branches = getattr(machine, "mask_branches", None) if mask_key is not None else None
+        self._branches = None if branches is None else partial(branches, reach=token_reach(vocab))  # (_by_branches)
         self._mask_twin = getattr(machine, "mask_twin", None) if getattr(machine, "has_mask_twins", False) else None
         self._twin_bits: dict[int, np.ndarray] = {}  # a mask twin's state -> its walk's bits (_by_twin)
         self._remembered = getattr(machine, "remembered_chars", None) if getattr(machine, "remembers_keys", False) \
@@ -164,8 +166,11 @@ class TabledConstraint:
                 self._built_by_key[key] = state
                 self.work.masks_shared += 1
                 return
-        twin = self._mask_twin(self.dense.states[state]) if self._mask_twin is not None else None
-        if twin is not None:
+        branches = None if self._branches is None or key is None else self._branches(self.dense.states[state])
+        twin = self._mask_twin(self.dense.states[state]) if self._mask_twin is not None and branches is None else None
+        if branches is not None:
+            allowed, bits, steps = None, self._by_branches(branches), 0
+        elif twin is not None:
             allowed, bits, steps = None, *self._by_twin(state, twin)
         else:
             allowed, bits, steps = self._walk(state, self.dense.states[state])
@@ -203,6 +208,20 @@ class TabledConstraint:
             else:
                 allowed, steps = self.dense.mask(state)
         return allowed, pack_bits(allowed), steps
+
+    def _by_branches(self, branches: list) -> np.ndarray:
+        """The bits of a union's mask as its branches' masks together (the machine's `mask_branches`: no token
+        finishes a branch, so a token is allowed where some branch allows it), each branch a state of its own
+        whose mask is built, or read back by its key, once: a union's branches recur in the unions after it."""
+        bits = None
+        for branch in branches:
+            i = self.dense.id_of(branch)
+            own = self._bits.get(i)
+            if own is None:
+                self._build(i)
+                own = self._bits[i]
+            bits = own.copy() if bits is None else np.bitwise_or(bits, own, out=bits)
+        return bits
 
     def _by_twin(self, state: int, twin) -> tuple[np.ndarray, int]:
         """(bits, steps) of state's mask from its mask twin's (the machine's `mask_twin`: an object whose keys are
