@@ -249,8 +249,8 @@ class TabledConstraint:
         with a key closed earlier in the same token (three or more quotes, and some character past ASCII)."""
         ranges = self.dense.own_ranges(self._remembered(self.dense.states[state]))
         tokens = quoted_tokens(self.vocab, past_ascii=True)
-        if ranges:
-            tokens += tokens_holding(self.vocab, ranges)
+        if ranges:  # (a new list: both are kept on the vocabulary)
+            tokens = tokens + tokens_holding(self.vocab, ranges)
         if not tokens:
             return None
         bits, steps = bits.copy(), 0

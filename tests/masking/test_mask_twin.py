@@ -210,6 +210,23 @@ def test_every_mask_is_the_checker_own_where_keys_past_ascii_share_a_class(schem
         wide = np.array([t is not None and not t.isascii() for t in vocab.tokens])
         assert walk_against_checker(constraint, checker, vocab, rng, walks=8, steps=30, prefer=wide) > 8
 
+def test_the_tokens_kept_on_the_vocabulary_are_left_as_they_are():
+    """The tokens re-stepped at a state whose used keys hold characters past ASCII are the vocabulary's kept lists
+    together: a new list, neither of the kept ones grown (they were, by `+=`, at every such mask)."""
+    vocab = Vocabulary(list(dict.fromkeys([EOS] + [chr(c) for c in range(0x20, 0x7F)] + ['{"', '":'] + WIDE_TOKENS)),
+                       name="kept")
+    constraint = lazy_constraint(SchemaChecker({"type": "object", "minProperties": 3}), vocab)
+    state = constraint.start()
+    for token in ['{"', "é", '":', "1", ",", '"']:
+        constraint.mask(state)
+        state = constraint.advance(state, vocab.index[token])
+    kept = list(quoted_tokens(vocab, past_ascii=True))
+    for _ in range(3):
+        bits = constraint._by_own_characters(state, constraint.mask_bits(state))
+        assert bits is not None
+    assert quoted_tokens(vocab, past_ascii=True) == kept and kept  # ('é":1,"ä"' and its kin)
+
+
 def test_set_bit_writes_one_token_bit_as_allows_reads_it():
     from structbench.masking.bitmask import allows, pack_bits, set_bit, unpack_bits
 
