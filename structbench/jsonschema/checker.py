@@ -729,11 +729,11 @@ class SchemaChecker(ObjectKeys):
         mask of that branch alone, shared with any stack of that key). Unions of objects at a key, or at a value
         still to open, share masks so whatever their branches' names or used keys. None where a branch's key
         reads its bottom frame (a token may finish that branch, and the union's own rules then read on)."""
+        branches = self._branch_keys(top, reach)
+        if branches is None:
+            return None
         keys = set()
-        for alt in top.alts:
-            key = self.mask_key(alt, reach)
-            if not key or key[0] not in _READS_ABOVE:
-                return None
+        for key in branches:
             if key[0] == _UNION_ALONE:
                 keys.update(key[1:])
             else:
@@ -750,13 +750,19 @@ class SchemaChecker(ObjectKeys):
         top = stack[-1]
         if top.kind != UNION or len(top.alts) > _UNION_KEYED:
             return None
+        branches = self._branch_keys(top, reach)
+        return None if branches is None else list(branches.values())
+
+    def _branch_keys(self, top: Frame, reach) -> dict | None:
+        """A union's branches by their mask keys (each key's first branch), where every key leaves its branch's
+        bottom frame unread; None where one does not."""
         found = {}
         for alt in top.alts:
             key = self.mask_key(alt, reach)
             if not key or key[0] not in _READS_ABOVE:
                 return None
             found.setdefault(key, alt)
-        return list(found.values())
+        return found
 
     def _length_as_read(self, frame: Frame, reach) -> Frame:
         """A string whose content is a length counter alone (minLength, maxLength: `_counted`'s DFA, whose state is

@@ -235,9 +235,7 @@ class TabledConstraint:
             _, walked, steps = self._walk(t, twin)
             self._twin_bits[t] = walked
         bits = walked.copy()
-        for token_id, text in quoted_tokens(self.vocab):
-            steps += len(text)
-            set_bit(bits, token_id, self.dense.step_text(state, text) is not None)
+        steps += self._restep(state, bits, quoted_tokens(self.vocab))
         set_bit(bits, self.vocab.eos_id, self.dense.accepts(state))
         return bits, steps
 
@@ -253,11 +251,17 @@ class TabledConstraint:
             tokens = tokens + tokens_holding(self.vocab, ranges)
         if not tokens:
             return None
-        bits, steps = bits.copy(), 0
+        bits = bits.copy()
+        return bits, self._restep(state, bits, tokens)
+
+    def _restep(self, state: int, bits: np.ndarray, tokens) -> int:
+        """Each of `tokens` ((id, text)) stepped from the state itself, its bit in `bits` set to the answer; the
+        characters stepped."""
+        steps = 0
         for token_id, text in tokens:
             steps += len(text)
             set_bit(bits, token_id, self.dense.step_text(state, text) is not None)
-        return bits, steps
+        return steps
 
     def _split_denses(self) -> tuple:
         return () if self.split is None else (self.split.top_dense, self.split.full_dense)
