@@ -12,6 +12,10 @@ medians, their sum's share of all steps' time, and how many of its built masks e
 walk (`again`: states the mask key tells apart whose masks are equal; what a key that told fewer states apart
 could share at most).
 
+Each step also holds the garbage collector's time inside its mask and advance (`gc_us`, told by gc.callbacks): its
+passes land in whichever step allocates when one is due, and a line under the table says how many steps hold one,
+their share of the steps' time, and TBM's p99 with and without it.
+
 Why: TBM's median is whichever group straddles it, and the fresh answer's time is the groups' sums; a change aimed
 at either is judged by this table first, then by an A/B run (structbench.bench.ab) of the whole cold walk.
 Steps are timed as timed_walk times them, after a cold start before each schema (structbench.masking.cold_start;
@@ -47,10 +51,12 @@ def state_name(constraint, state: int) -> tuple[str, str, bool]:
     return str(top.kind), str(top.phase), bool(top.ws)
 
 
-def walk_steps(constraint, ids, vocab) -> list[dict]:
+def walk_steps(constraint, ids, vocab, collections=None) -> list[dict]:
     """Every step of one cold walk of `ids` (the end token last), timed by timed_walk (the fresh experiment's walk):
-    its mask's and advance's microseconds, how the mask was found, and the state's name. TokenRejected where a mask
-    or an advance refuses the walk's token: the end token's mask refuses it where the walk may not end there."""
+    its mask's and advance's microseconds, how the mask was found, the state's name, and the collector's
+    microseconds inside the step (`gc_us`; 0 unless `collections`, a structbench.bench.walk.Collections, is given and
+    installed). TokenRejected where a mask or an advance refuses the walk's token: the end token's mask refuses it
+    where the walk may not end there."""
     from structbench.bench.walk import timed_walk
 
     work, seen, states = constraint.work, [], []
@@ -59,7 +65,7 @@ def walk_steps(constraint, ids, vocab) -> list[dict]:
         seen.append(((work.masks_shared, work.masks_built), state_name(constraint, state)))
         states.append(state)
 
-    walk = timed_walk(constraint, ids, vocab, before_mask)
+    walk = timed_walk(constraint, ids, vocab, before_mask, collections)
     if walk.refused_at is not None:
         raise TokenRejected(f"the walk's token at step {walk.refused_at} is refused")
     after = [c for c, _ in seen[1:]] + [(work.masks_shared, work.masks_built)]  # each mask's counts once made
@@ -68,17 +74,20 @@ def walk_steps(constraint, ids, vocab) -> list[dict]:
             zip(seen, after, walk.mask_us)):
         how = "shared" if shared_after > shared else "built" if built_after > built else "cached"
         advance_us = walk.advance_us[step] if step < len(walk.advance_us) else 0.0  # (the end token has none)
+        gc_us = 0.0
+        if collections is not None:
+            gc_us = walk.mask_gc_us[step] + (walk.advance_gc_us[step] if step < len(walk.advance_gc_us) else 0.0)
         again = False
         if how == "built":  # (after the walk, untimed: the mask is a table read now)
             bits = constraint.mask_bits(states[step]).tobytes()
             again = bits in built_masks
             built_masks.add(bits)
         rows.append({"step": step, "mask_us": mask_us, "advance_us": advance_us, "how": how,
-                     "kind": name[0], "phase": name[1], "ws": name[2], "built_again": again})
+                     "kind": name[0], "phase": name[1], "ws": name[2], "built_again": again, "gc_us": gc_us})
     return rows
 
 
-COLUMNS = ["schema_file", "step", "mask_us", "advance_us", "how", "kind", "phase", "ws", "built_again"]
+COLUMNS = ["schema_file", "step", "mask_us", "advance_us", "how", "kind", "phase", "ws", "built_again", "gc_us"]
 
 
 def corpus_steps(files: list[Path], strategy: str, vocab, timeout_s: float = 10.0, progress=None,
@@ -91,19 +100,22 @@ def corpus_steps(files: list[Path], strategy: str, vocab, timeout_s: float = 10.
     if strategy not in _OURS:
         raise SettingsError(f"steps breaks down our strategies' masks ({', '.join(_OURS)}), not {strategy!r}: an "
                             f"engine does not say how it found a mask")
+    from structbench.bench.walk import Collections
+
     prepare_vocabulary(strategy, vocab)
     rows, outcomes = [], {}
-    for k, path in enumerate(files):
-        outcome, steps = schema_steps(path, strategy, vocab, timeout_s, kept)
-        rows += [{"schema_file": path.name, **row} for row in steps[1:]]
-        outcomes[outcome] = outcomes.get(outcome, 0) + 1
-        if progress is not None:
-            progress(k + 1, len(files))
+    with Collections() as collections:
+        for k, path in enumerate(files):
+            outcome, steps = schema_steps(path, strategy, vocab, timeout_s, kept, collections)
+            rows += [{"schema_file": path.name, **row} for row in steps[1:]]
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+            if progress is not None:
+                progress(k + 1, len(files))
     return pd.DataFrame(rows, columns=COLUMNS), outcomes
 
 
 def schema_steps(path: Path, strategy: str, vocab, timeout_s: float,
-                 kept: bool = False) -> tuple[str, list[dict]]:
+                 kept: bool = False, collections=None) -> tuple[str, list[dict]]:
     """(the fresh experiment's outcome name, the steps of the cold walk) of one corpus file: compiled after a cold
     start (none where `kept`), and walked on the first valid instance the constraint accepts, compiled again (as
     the first) before each further one tried; every compile and every walk under the time limit."""
@@ -141,7 +153,7 @@ def schema_steps(path: Path, strategy: str, vocab, timeout_s: float,
                 return failed, []
         try:
             with compile_limit(timeout_s):
-                return "walked", walk_steps(constraint, ids, vocab)
+                return "walked", walk_steps(constraint, ids, vocab, collections)
         except TokenRejected:
             continue
         except CompileTimeout:
@@ -176,6 +188,20 @@ def breakdown(steps: pd.DataFrame) -> tuple[pd.DataFrame, float]:
     if len(table):
         table = table.sort_values("steps", ascending=False, kind="stable").reset_index(drop=True)
     return table, median
+
+
+def collector_line(steps: pd.DataFrame) -> str | None:
+    """How much of the steps' time the garbage collector's passes inside them hold, and TBM's p99 with and without
+    that time (None for rows kept by --out before `gc_us` was recorded, or none at all)."""
+    if "gc_us" not in steps or not len(steps):
+        return None
+    total = steps["mask_us"] + steps["advance_us"]
+    held = steps["gc_us"] > 0
+    p99, p99_without = np.percentile(total, 99), np.percentile(total - steps["gc_us"], 99)
+    return (f"the garbage collector: {int(held.sum())} of {len(steps)} steps hold a pass, "
+            f"{steps['gc_us'].sum() / 1000:.0f} of the steps' {total.sum() / 1000:.0f} ms; "
+            f"TBM p99 {p99:.1f} µs, {p99_without:.1f} µs with the passes' time taken out; "
+            f"{int(held[total >= p99].sum())} of the {int((total >= p99).sum())} steps from p99 up hold one")
 
 
 def report(table: pd.DataFrame, median: float, outcomes: dict, how: str, rows: int = 25) -> str:
@@ -236,6 +262,9 @@ def main(argv=None) -> int:
     table, median = breakdown(steps)
     how = "kept work between schemas" if args.kept else "a cold start before each"
     print(report(table, median, outcomes, f"{args.strategy} on {args.vocab}, {how}", args.rows))
+    line = collector_line(steps)
+    if line is not None:
+        print(line)
     return 0
 
 

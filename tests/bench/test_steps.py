@@ -157,3 +157,51 @@ def test_kept_work_between_schemas_skips_the_cold_starts(corpus, monkeypatch):
     assert starts == []
     steps.corpus_steps(files, "lazy", vocab)
     assert len(starts) == 4  # one per compile: every file is read and compiled (the empty schema too)
+
+
+def test_the_collectors_time_inside_a_step_is_told_and_its_share_reported():
+    """gc_us: a collection forced inside one step's mask is that step's alone; without a Collections, none."""
+    import gc
+
+    from structbench.bench.walk import Collections
+
+    vocab = toy_vocabulary()
+    task = Task("items", "schema", ITEMS["schema"], "{}")
+    ids = _ids(vocab, ITEMS["tests"][0]["data"])
+    constraint = compile_constraint(task, vocab, "lazy", "any", "lesson")
+    own_mask, asked = constraint.mask_bits, []
+
+    def mask_bits(state):  # the third mask holds a full collection
+        asked.append(state)
+        if len(asked) == 3:
+            gc.collect()
+        return own_mask(state)
+
+    constraint.mask_bits = mask_bits
+    enabled = gc.isenabled()
+    gc.disable()  # no pass of its own lands elsewhere
+    try:
+        with Collections() as collections:
+            rows = steps.walk_steps(constraint, ids, vocab, collections)
+        assert collections._callback not in gc.callbacks  # removed when done
+        plain = steps.walk_steps(compile_constraint(task, vocab, "lazy", "any", "lesson"), ids, vocab)
+    finally:
+        if enabled:
+            gc.enable()
+    held = [row["step"] for row in rows if row["gc_us"] > 0]
+    assert held == [2]
+    assert rows[2]["gc_us"] <= rows[2]["mask_us"]  # inside the mask's own time
+    assert all(row["gc_us"] == 0 for row in plain)
+    frame = pd.DataFrame(rows)
+    line = steps.collector_line(frame)
+    assert "1 of " in line and f"{len(rows)} steps hold a pass" in line
+    assert steps.collector_line(frame.drop(columns="gc_us")) is None  # rows kept before the column
+
+
+def test_the_p99_without_the_collector_is_the_steps_less_their_passes():
+    rows = pd.DataFrame({"mask_us": [10.0] * 99 + [500.0], "advance_us": 0.0, "gc_us": [0.0] * 99 + [450.0]})
+    line = steps.collector_line(rows)
+    without = np.percentile(rows["mask_us"] - rows["gc_us"], 99)
+    assert f"{without:.1f} µs with the passes' time taken out" in line
+    assert f"TBM p99 {np.percentile(rows['mask_us'], 99):.1f} µs" in line
+    assert "1 of the 1 steps from p99 up hold one" in line
