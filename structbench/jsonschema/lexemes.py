@@ -31,7 +31,9 @@ class NumberLexeme:
     closing = None
 
     def __init__(self, dfa: DFA):
-        self.dfa = dfa
+        # Its DFA's moves, not the DFA: the lexeme is kept on its DFA (number_lexeme), and a reference back would
+        # be a cycle, freed only by a collector's pass (inside some later schema's masks) for a schema's own bounds
+        self.moves = dfa.moves
         self.accepting = dfa.accepting
         self.n_states = self.content_states = dfa.n_states
 
@@ -43,7 +45,7 @@ class NumberLexeme:
         codes = np.asarray(codes, dtype=np.int64)
         lex = np.full((self.n_states, len(codes)), -1, dtype=np.int32)
         lex[list(self.accepting)] = end
-        for d, moves in enumerate(self.dfa.moves):  # a few moves a state: the classes whose first character is in
+        for d, moves in enumerate(self.moves):  # a few moves a state: the classes whose first character is in
             for lo, hi, target in moves:  # lo..hi (as regular.dfa.next_states reads a class)
                 lex[d, np.searchsorted(codes, lo):np.searchsorted(codes, hi, side="right")] = target
         return lex, np.zeros(self.n_states, dtype=np.int64), np.zeros(self.n_states, dtype=bool)

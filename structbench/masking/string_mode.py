@@ -70,6 +70,7 @@ class StringContent:
         # A number's DFA ends open (structbench.jsonschema.lexemes): no quote closes it, and `closes` is the
         # machine state after it, which reads the character that ends it.
         self.ends_open = getattr(dfa, "ends_open", False)
+        self.accepting = dfa.accepting if self.ends_open else None  # (where such a number may end)
         self.closing = getattr(dfa, "closing", '"')  # what CLOSE reads: the quote, or a literal's last letter
         self._counted: dict[int, int] = {}
         codes = np.asarray(boundaries, dtype=np.int64)
@@ -81,6 +82,10 @@ class StringContent:
         if self.whole:
             self._table, self.run, self.total, self.loops = tables
             self.n_rows = len(self._table)  # (a checked string's escapes are rows after its states: _dfa_lex_table)
+            # Kept on its DFA (string_content), it does not point back: a DFA made per schema (a key's names, a
+            # pattern, a bounded number) and its tables are then freed by reference counting with the schema, not
+            # left as a cycle to a collector's pass inside some later schema's masks. A whole table needs no DFA.
+            self.dfa = None
             return
         self.n_rows = dfa.n_states
         self.total = np.zeros(dfa.n_states, dtype=bool)  # not known: never claimed
@@ -586,7 +591,7 @@ class StringRows:
         self._lex_used, self._rows_used = 1, 0
         self._dfas: dict[int, tuple] = {}  # id(dfa) -> its tables, their first row in lex, its own rows (_dfa)
         self._by_rows: dict[int, tuple[dict, list]] = {}  # id(content) built by rows -> {state: lex row}, bases
-        self._kept: list = []  # DFAs that share another's tables, kept alive while their ids are keys
+        self._kept: list = []  # the DFAs met, kept alive while their ids are keys
         self._strings: dict = {}  # (id(dfa), stack at d=0) -> the string's first row
         self._bases: list[int] = []  # per string, in row order: its first row, and (tables, first lex row, stack)
         self._owners: list[tuple] = []
@@ -681,7 +686,7 @@ class StringRows:
             content, _, stack, _ = self._owner(r)
             d = r - int(self.base[r])
             if content.ends_open:  # a number: ended where its DFA accepts, else refused
-                self.closes[r] = self._end(stack, d) if d in content.dfa.accepting else -1
+                self.closes[r] = self._end(stack, d) if d in content.accepting else -1
             else:
                 self.closes[r] = self._close(stack, d, content.closing)
 
@@ -714,7 +719,8 @@ class StringRows:
         else:  # its rows are stacked as they are made (rows)
             first = -1
             self._by_rows[id(content)] = ({}, [])
-        found = self._dfas[id(dfa)] = (content, first, None)  # content keeps dfa alive: its id stays its own
+        found = self._dfas[id(dfa)] = (content, first, None)
+        self._kept.append(dfa)  # its id stays its own (a whole content does not keep its DFA)
         return found
 
     def _escapes_of(self, dfa) -> tuple[str, ...] | None:

@@ -106,6 +106,44 @@ def test_a_dropped_constraint_is_freed_at_once(vocab, strategy):
     assert not alive, f"kept alive by a reference cycle: {alive}"
 
 
+# Besides SCHEMA's: a key pattern and a bounded number (their DFAs are the schema's own), a literal and a union.
+CYCLE_FREE_SCHEMA = {"type": "object", "properties": {
+    **SCHEMA["properties"], "big": {"type": "integer", "minimum": 3, "maximum": 9000}, "none": {"type": "null"},
+    "either": {"anyOf": [{"type": "string", "maxLength": 4}, {"type": "number"}]}},
+    "patternProperties": {"^x-[a-z]+$": {"type": "string"}}, "required": SCHEMA["required"]}
+CYCLE_FREE_VALUE = {**VALUE, "big": 42, "none": None, "either": "abc", "x-tag": "v"}
+
+
+@pytest.mark.parametrize("strategy", ["lazy", "tabled"])
+def test_a_walked_constraint_leaves_no_garbage_for_the_collector(vocab, strategy):
+    """Compiled, walked and dropped, a constraint leaves no reference cycle anywhere (its DFAs, their string-mode
+    tables and lexemes included: a table kept on its DFA does not point back at it): the collector then finds
+    nothing, where its passes would otherwise free a schema's DFAs inside some later schema's timed masks."""
+    require_llama3(vocab)
+    reference = json.dumps(CYCLE_FREE_VALUE, separators=(", ", ": "), ensure_ascii=False)
+    task = Task("t", "schema", CYCLE_FREE_SCHEMA, reference)
+    ids = vocab.encode(reference) + [vocab.eos_id]
+    compile_constraint(task, vocab, strategy, "any", "lesson")  # (what a first compile keeps for later ones)
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        constraint = compile_constraint(task, vocab, strategy, "any", "lesson")
+        state = constraint.start()
+        for tid in ids:
+            assert np.unpackbits(constraint.mask_bits(state).view(np.uint8), bitorder="little")[tid]
+            if tid != vocab.eos_id:
+                state = constraint.advance(state, tid)
+        del constraint
+        gc.collect()
+        garbage = sorted({type(o).__name__ for o in gc.garbage})
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert garbage == [], f"left to the collector: {garbage}"
+
+
 def test_a_cold_start_keeps_json_syntaxs_hints_and_forgets_a_schemas(vocab):
     """The default partition's hints that JSON's own syntax asks for (structbench.masking.json_syntax: each type's
     first characters, a string's escapes, ...) stay; a schema's own (a nullable integer's first characters) go."""
