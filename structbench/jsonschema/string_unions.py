@@ -14,6 +14,8 @@ state of it back to the branches (`SchemaChecker._or_free_at`), exactly as its u
 
 from __future__ import annotations
 
+import weakref
+
 from structbench.regular.dfa import DFA
 
 MAX_STATES = 4096  # X's states at most: its DFA is made once per X (kept on it), a Python pass over its moves
@@ -22,7 +24,16 @@ _LAST_CODE = 0x10FFFF
 
 class OrFreeDFA(DFA):
     """or_free's DFA, told from others by its type (a check on the hot path of every string's advance): a DFA with
-    `or_free_of` (X) and `free_sink` (its last state) set on it."""
+    `or_free_of` (X) and `free_sink` (its last state) set on it. X keeps it (or_free's cache) and it refers to X
+    weakly: a reference each way would be a cycle, which only a collector's pass frees (inside some later schema's
+    masks); X outlives it wherever it is read (the schema's node holds X)."""
+
+    @property
+    def or_free_of(self) -> DFA:
+        found = self.__dict__["_or_free_of"]()
+        if found is None:
+            raise RuntimeError("or_free's DFA outlived the DFA it was made from")
+        return found
 
 
 def or_free(dfa: DFA) -> OrFreeDFA | None:
@@ -37,7 +48,7 @@ def or_free(dfa: DFA) -> OrFreeDFA | None:
         moves = [_completed(row, sink) for row in dfa.moves]
         moves.append(((0, _LAST_CODE, sink),))
         found = OrFreeDFA(tuple(moves), frozenset(range(sink + 1)), dfa.start)
-        found.__dict__["or_free_of"] = dfa
+        found.__dict__["_or_free_of"] = weakref.ref(dfa)
         found.__dict__["free_sink"] = sink
     dfa.__dict__["_or_free"] = found  # (the frozen dataclass's own fields are untouched)
     return found

@@ -106,12 +106,16 @@ def test_a_dropped_constraint_is_freed_at_once(vocab, strategy):
     assert not alive, f"kept alive by a reference cycle: {alive}"
 
 
-# Besides SCHEMA's: a key pattern and a bounded number (their DFAs are the schema's own), a literal and a union.
+# Besides SCHEMA's: a key pattern and a bounded number (their DFAs are the schema's own), a literal, a union, and a
+# union of a checked string and a free one (string_unions.or_free).
 CYCLE_FREE_SCHEMA = {"type": "object", "properties": {
     **SCHEMA["properties"], "big": {"type": "integer", "minimum": 3, "maximum": 9000}, "none": {"type": "null"},
-    "either": {"anyOf": [{"type": "string", "maxLength": 4}, {"type": "number"}]}},
+    "either": {"anyOf": [{"type": "string", "maxLength": 4}, {"type": "number"}]},
+    "checked_or_free": {"anyOf": [  # "a": checked in one branch, free in the other
+        {"type": "object", "properties": {"a": {"type": "string", "maxLength": 5, "pattern": "^[a-c]+$"}}},
+        {"type": "object", "properties": {"id": {"type": "string"}}}]}},
     "patternProperties": {"^x-[a-z]+$": {"type": "string"}}, "required": SCHEMA["required"]}
-CYCLE_FREE_VALUE = {**VALUE, "big": 42, "none": None, "either": "abc", "x-tag": "v"}
+CYCLE_FREE_VALUE = {**VALUE, "big": 42, "none": None, "either": "abc", "checked_or_free": {"a": "cab"}, "x-tag": "v"}
 
 
 @pytest.mark.parametrize("strategy", ["lazy", "tabled"])
