@@ -34,6 +34,8 @@ def main(config: dict) -> None:
 
     import structbench
     import structbench.bench.walk as walk_module
+
+    _experiments_of(Path(config["root"]))
     from structbench.experiments.fresh import schema_row
     from structbench.experiments.speed import prepare_vocabulary
     from structbench.lm.real_vocab import real_vocabulary
@@ -41,8 +43,10 @@ def main(config: dict) -> None:
     from structbench.masking.cold_start import cold_start
 
     imported = Path(structbench.__file__).resolve()
-    if not imported.is_relative_to(Path(config["root"]).resolve()):
-        raise SystemExit(f"ab_worker: structbench was imported from {imported}, not from {config['root']}")
+    for module in (structbench, sys.modules["structbench.experiments.fresh"]):
+        found = Path(module.__file__).resolve()
+        if not found.is_relative_to(Path(config["root"]).resolve()):
+            raise SystemExit(f"ab_worker: {module.__name__} was imported from {found}, not from {config['root']}")
 
     digests = []
     unpack_bits = walk_module.unpack_bits
@@ -66,6 +70,21 @@ def main(config: dict) -> None:
         result["masks"] = hashlib.blake2b(b"".join(digests), digest_size=16).hexdigest()
         result["n_masks"] = len(digests)
         out.write(json.dumps(result) + "\n")
+
+
+def _experiments_of(root) -> None:
+    """structbench.experiments from the checkout's own experiments/ folder (the wheel ships it inside the package;
+    an editable install maps it to the working tree's, whichever checkout structbench itself came from)."""
+    import importlib.util
+
+    folder = root / "experiments"
+    if not (folder / "__init__.py").is_file():  # (a copy of the installed package: it is inside structbench)
+        return
+    spec = importlib.util.spec_from_file_location("structbench.experiments", folder / "__init__.py",
+                                                  submodule_search_locations=[str(folder)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["structbench.experiments"] = module
+    spec.loader.exec_module(module)
 
 
 if __name__ == "__main__":
