@@ -15,9 +15,7 @@ and commit_token together. From one row (structbench.report.fresh):
     fresh answer  compile + every cold step of the walk
 
 The per-vocabulary setup (our codes and prefix tree, an engine's tokenizer info) is done once per trial
-before anything is timed. Per schema, the harness's own work comes first: the test instances judged by the referee,
-then its garbage collected (structbench.bench.walk.settle_garbage: jsonschema's validators and errors hold reference
-cycles, and the collector's pass that frees them would land inside whichever timed step next allocates). One row per schema file, failures included: the compile's outcome (unsupported,
+before anything is timed. One row per schema file, failures included: the compile's outcome (unsupported,
 error, timeout), no_referee, `no_instance` (no test instance is valid, or the constraint accepts none of
 them), `walk_refused` (a mask refused a token the constraint accepts, or a warm mask differs from its cold
 one), `walk_timeout` (structbench.report.fresh.OUTCOMES lists them). When the first
@@ -53,7 +51,7 @@ from structbench.experiments.speed import fresh_answer_ms, paired_strategy, prep
 
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
-from structbench.bench.walk import Walk, settle_garbage, timed_walk
+from structbench.bench.walk import Walk, timed_walk
 from structbench.errors import CompileTimeout, RefereeTimeout, SettingsError, TokenRejected
 from structbench.masking import ENGINES
 
@@ -111,10 +109,6 @@ def _schema_row(path: Path, strategy: str, vocab, key_order: str, whitespace: st
         with compile_limit(timeout_s):
             return compile_constraint(task, vocab, strategy, key_order, whitespace)
 
-    # The instances first, and the referee's garbage collected (settle_garbage): the harness's work is not billed to
-    # the strategy's timed compile and walks
-    candidates = valid_instances(file.tests, file.schema, file.referee, vocab, whitespace)
-    settle_garbage()
     t0 = time.perf_counter()
     try:
         constraint = compiled()
@@ -126,6 +120,7 @@ def _schema_row(path: Path, strategy: str, vocab, key_order: str, whitespace: st
                 "instance": -1}
     row = {"compile_ms": (time.perf_counter() - t0) * 1000, "compile_work_chars": constraint.work.chars,
            "compile_masks": constraint.work.masks_built, "instance": -1}
+    candidates = valid_instances(file.tests, file.schema, file.referee, vocab, whitespace)
     if not candidates:
         detail = "no test instances" if not file.tests else f"none of its {len(file.tests)} test instances is valid"
         return {**row, "outcome": "no_instance", "outcome_detail": detail}

@@ -123,7 +123,6 @@ def schema_steps(path: Path, strategy: str, vocab, timeout_s: float,
     from structbench.bench.tasks import Task
     from structbench.errors import CompileTimeout
     from structbench.experiments.coverage import classify_error, compile_limit, read_corpus_file
-    from structbench.bench.walk import settle_garbage
     from structbench.experiments.fresh import valid_instances
     from structbench.masking.cold_start import cold_start
 
@@ -144,12 +143,10 @@ def schema_steps(path: Path, strategy: str, vocab, timeout_s: float,
         except Exception as e:  # noqa: BLE001 - counted by the coverage experiment's names, not walked
             return None, classify_error(e)[0]
 
-    candidates = valid_instances(file.tests, file.schema, file.referee, vocab, "lesson")
-    settle_garbage()  # (as the fresh experiment: the referee's garbage is not left to the timed steps' passes)
     constraint, failed = compiled()
     if failed:
         return failed, []
-    for n, (_, _, ids) in enumerate(candidates):
+    for n, (_, _, ids) in enumerate(valid_instances(file.tests, file.schema, file.referee, vocab, "lesson")):
         if n:  # cold again: the refused walk built part of the masks
             constraint, failed = compiled()
             if failed:

@@ -51,14 +51,6 @@ class Collections:
         gc.callbacks.remove(self._callback)
 
 
-def settle_garbage() -> None:
-    """The harness's own garbage collected now, before a strategy's timed compile and walks: jsonschema's validators
-    and validation errors (the referee's, judging a schema's test instances) hold reference cycles, which only a
-    collector's pass frees, and that pass would otherwise land inside whichever timed step next allocates (ours
-    allocate, an engine's steps hardly do). The young generations only: a full pass costs tens of milliseconds."""
-    gc.collect(1)
-
-
 def timed_walk(constraint, token_ids, vocab, before_mask=None, collections: Collections | None = None) -> Walk:
     """Every mask of the walk timed (`mask_bits`, as the speed experiment times it), each checked to allow the
     next token, and every advance by that token timed (MaskBench times a step as compute_mask and commit_token);

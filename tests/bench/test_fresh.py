@@ -147,37 +147,6 @@ def test_a_mask_refusing_a_token_the_constraint_accepts_is_filed_walk_refused(mo
     assert row["outcome_detail"] == "the mask at step 3 refuses '42', which the constraint accepts"
 
 
-def test_the_referees_garbage_is_collected_before_the_timed_compile(monkeypatch, tmp_path):
-    """The harness's work comes first: the instances judged, then its garbage collected (settle_garbage), then the
-    timed compile and walks; so a collector's pass freeing jsonschema's cycles does not land in the strategy's steps."""
-    import gc
-    import weakref
-
-    order = []
-    judged, settle, real = fresh.valid_instances, fresh.settle_garbage, fresh.compile_constraint
-    monkeypatch.setattr(fresh, "valid_instances", lambda *a: order.append("judged") or judged(*a))
-    monkeypatch.setattr(fresh, "settle_garbage", lambda: order.append("settled") or settle())
-    monkeypatch.setattr(fresh, "compile_constraint", lambda *a: order.append("compiled") or real(*a))
-    row = _row(tmp_path, "Toy---ok.json", OK["schema"], OK["tests"])
-    assert row["outcome"] == "ok" and order == ["judged", "settled", "compiled"]
-
-    class Node:
-        pass
-
-    cycle = Node()
-    cycle.me, alive = cycle, weakref.ref(cycle)
-    del cycle
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        assert alive() is not None  # (a cycle: no reference count frees it)
-        settle()
-        assert alive() is None
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def test_a_compile_or_walk_past_the_time_limit_is_counted(monkeypatch, tmp_path):
     real = fresh.compile_constraint
 
