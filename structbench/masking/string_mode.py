@@ -62,7 +62,7 @@ class StringContent:
     def __init__(self, dfa, boundaries: np.ndarray, cap: int, unicode_escapes: tuple[str, ...] | None = None):
         """unicode_escapes: the hex digits the vocabulary's tokens hold after a `\\u` (unicode_escape_prefixes), read
         in the table where its escapes are rows (None: the `u` is left to the checker)."""
-        self.dfa, self.cap = dfa, cap  # run lengths are followed up to the deepest token: no walk needs more
+        self.cap = cap  # run lengths are followed up to the deepest token: no walk needs more
         # The DFA states that are the string's content (a machine state each); free text's DFA (a key's, a free
         # string's) may have more after them, which read an escape (structbench.jsonschema.free_text): no machine
         # state is one of those.
@@ -87,6 +87,7 @@ class StringContent:
             # left as a cycle to a collector's pass inside some later schema's masks. A whole table needs no DFA.
             self.dfa = None
             return
+        self.dfa = dfa  # (its rows are made from its moves as they are met; this content is not kept on it)
         self.n_rows = dfa.n_states
         self.total = np.zeros(dfa.n_states, dtype=bool)  # not known: never claimed
         self.loops = None  # (StringRows notes a row's loops as it is stacked)
