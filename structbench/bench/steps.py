@@ -10,7 +10,9 @@ The state is named by the checker's innermost frame: its kind, its phase, and wh
 the TBM median and how many at or above it, their step times (p25 / p50 / p75), the mask's and the advance's
 medians, their sum's share of all steps' time, and how many of its built masks equal one built earlier in the same
 walk (`again`: states the mask key tells apart whose masks are equal; what a key that told fewer states apart
-could share at most).
+could share at most). A second table sorts those masks by what told their two states apart (`again_differs`: the
+innermost frame's fields that differ, a frame below it, or the depth), with their share of the time and TBM's p99
+were they shared.
 
 Each step also holds the garbage collector's time inside its mask and advance (`gc_us`, told by gc.callbacks): its
 passes land in whichever step allocates when one is due, and a line under the table says how many steps hold one,
@@ -69,7 +71,7 @@ def walk_steps(constraint, ids, vocab, collections=None) -> list[dict]:
     if walk.refused_at is not None:
         raise TokenRejected(f"the walk's token at step {walk.refused_at} is refused")
     after = [c for c, _ in seen[1:]] + [(work.masks_shared, work.masks_built)]  # each mask's counts once made
-    rows, built_masks = [], set()
+    rows, built_masks = [], {}  # a built mask's bits -> the state it was first built at
     for step, (((shared, built), name), (shared_after, built_after), mask_us) in enumerate(
             zip(seen, after, walk.mask_us)):
         how = "shared" if shared_after > shared else "built" if built_after > built else "cached"
@@ -77,17 +79,40 @@ def walk_steps(constraint, ids, vocab, collections=None) -> list[dict]:
         gc_us = 0.0
         if collections is not None:
             gc_us = walk.mask_gc_us[step] + (walk.advance_gc_us[step] if step < len(walk.advance_gc_us) else 0.0)
-        again = False
+        again, differs = False, ""
         if how == "built":  # (after the walk, untimed: the mask is a table read now)
             bits = constraint.mask_bits(states[step]).tobytes()
-            again = bits in built_masks
-            built_masks.add(bits)
+            first = built_masks.setdefault(bits, states[step])
+            again = first != states[step]
+            if again:
+                differs = what_differs(constraint.dense.states[first], constraint.dense.states[states[step]])
         rows.append({"step": step, "mask_us": mask_us, "advance_us": advance_us, "how": how,
-                     "kind": name[0], "phase": name[1], "ws": name[2], "built_again": again, "gc_us": gc_us})
+                     "kind": name[0], "phase": name[1], "ws": name[2], "built_again": again,
+                     "again_differs": differs, "gc_us": gc_us})
     return rows
 
 
-COLUMNS = ["schema_file", "step", "mask_us", "advance_us", "how", "kind", "phase", "ws", "built_again", "gc_us"]
+def what_differs(first, later) -> str:
+    """What tells apart two states whose masks are equal (a mask built again): for the checker's stacks, `depth`
+    where one has more frames, else the fields of the innermost frame that differ (`top at`: a string's or
+    number's DFA state; `top seen`: an object's used keys; `top child`: the node of the value after a key; ...), else
+    `below` (a frame under the innermost); `pattern` for a pattern's DFA states. Where a mask key that told fewer
+    states apart would look first."""
+    if not isinstance(first, tuple) or not isinstance(later, tuple):
+        return "pattern"
+    if len(first) != len(later):
+        return "depth"
+    a, b = first[-1], later[-1]
+    if a == b:
+        return "below"
+    fields = getattr(a, "_fields", None)
+    if fields is None or type(a) is not type(b):
+        return "top"
+    return "top " + "+".join(f for f, x, y in zip(fields, a, b) if x != y)
+
+
+COLUMNS = ["schema_file", "step", "mask_us", "advance_us", "how", "kind", "phase", "ws", "built_again",
+           "again_differs", "gc_us"]
 
 
 def corpus_steps(files: list[Path], strategy: str, vocab, timeout_s: float = 10.0, progress=None,
@@ -204,6 +229,30 @@ def collector_line(steps: pd.DataFrame) -> str | None:
             f"{int(held[total >= p99].sum())} of the {int((total >= p99).sum())} steps from p99 up hold one")
 
 
+def again_table(steps: pd.DataFrame) -> pd.DataFrame:
+    """The masks built again (equal to one built earlier in the same walk) by their state (kind, phase) and what told
+    the two states apart (`again_differs`), most first: how many, their steps' share of all steps' time, and TBM's
+    p99 were those steps alone to cost what a shared mask's step costs at the median (`p99_if_shared`, µs): what a
+    mask key that told those states together would gain at most, step time and tail. Empty for rows kept by --out
+    before `again_differs` was recorded, or with no mask built again."""
+    if "again_differs" not in steps or not steps["built_again"].any():
+        return pd.DataFrame(columns=["kind", "phase", "again_differs", "masks", "time_share", "p99_if_shared"])
+    total = (steps["mask_us"] + steps["advance_us"]).to_numpy()
+    shared = total[(steps["how"] == "shared").to_numpy()]
+    shared_median = float(np.median(shared)) if len(shared) else 0.0
+    at = np.flatnonzero(steps["built_again"].to_numpy())  # (positions: the rows' index may be anything)
+    again = steps.iloc[at][["kind", "phase", "again_differs"]].assign(at=at)
+    out = []
+    for (kind, phase, differs), group in again.groupby(["kind", "phase", "again_differs"], sort=False):
+        these = group["at"].to_numpy()
+        as_shared = total.copy()
+        as_shared[these] = shared_median
+        out.append({"kind": kind, "phase": phase, "again_differs": differs, "masks": len(group),
+                    "time_share": float(total[these].sum() / total.sum()),
+                    "p99_if_shared": float(np.percentile(as_shared, 99))})
+    return pd.DataFrame(out).sort_values("masks", ascending=False, kind="stable").reset_index(drop=True)
+
+
 def report(table: pd.DataFrame, median: float, outcomes: dict, how: str, rows: int = 25) -> str:
     walked = outcomes.get("walked", 0)
     others = ", ".join(f"{n} {name}" for name, n in sorted(outcomes.items()) if name != "walked")
@@ -262,6 +311,13 @@ def main(argv=None) -> int:
     table, median = breakdown(steps)
     how = "kept work between schemas" if args.kept else "a cold start before each"
     print(report(table, median, outcomes, f"{args.strategy} on {args.vocab}, {how}", args.rows))
+    again = again_table(steps)
+    if len(again):
+        p99 = np.percentile(steps["mask_us"] + steps["advance_us"], 99)
+        shown = again.head(args.rows).assign(time_share=lambda t: (100 * t["time_share"]).round(2))
+        print(f"masks built again, by what told their states apart (TBM p99 {p99:.1f} µs; p99_if_shared: were those "
+              f"steps a shared mask's median step)")
+        print(shown.rename(columns={"time_share": "time_%"}).to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     line = collector_line(steps)
     if line is not None:
         print(line)

@@ -69,6 +69,48 @@ def test_a_built_mask_equal_to_one_built_earlier_in_the_walk_is_told():
     assert [row["built_again"] for row in rows] == expected and any(expected)  # (the key's end: as its start)
     table, _ = steps.breakdown(pd.DataFrame(rows))
     assert table["built_again"].sum() == sum(expected)
+    # What told each one's states apart: told for those built again alone, and the states' own difference
+    assert all(bool(row["again_differs"]) == row["built_again"] for row in rows)
+    first_of, seen = {}, {}
+    for row, state in zip(rows, states):
+        if row["how"] == "built":
+            bits = other.mask_bits(state).tobytes()
+            first = seen.setdefault(bits, state)
+            if row["built_again"]:
+                first_of[row["step"]] = steps.what_differs(other.dense.states[first], other.dense.states[state])
+    assert {row["step"]: row["again_differs"] for row in rows if row["built_again"]} == first_of
+
+
+def test_what_tells_two_states_apart_is_named_by_the_first_difference_from_the_top():
+    from structbench.jsonschema.frames import Frame, Kind, Phase
+
+    root = Frame(Kind.ROOT, 0, Phase.VALUE)
+    key = Frame(Kind.OBJECT, 1, Phase.KEY, text="a")
+    assert steps.what_differs((root, key), (root, key._replace(text="b"))) == "top text"
+    assert steps.what_differs((root, key), (root, key._replace(text="b", seen=frozenset({"c"})))) == "top text+seen"
+    assert steps.what_differs((root, key), (root._replace(node=5), key)) == "below"
+    assert steps.what_differs((root, key), (root, root, key)) == "depth"
+    assert steps.what_differs(3, 4) == "pattern"
+
+
+def test_the_masks_built_again_are_counted_by_what_told_them_apart():
+    """again_table: per (kind, phase, again_differs), the masks built again, their share of the time, and TBM's p99
+    with those steps at the shared masks' median step."""
+    rows = pd.DataFrame({"mask_us": [10.0, 20.0, 500.0, 400.0, 30.0, 600.0], "advance_us": 0.0,
+                         "how": ["shared", "shared", "built", "built", "shared", "built"],
+                         "kind": ["object", "object", "string", "string", "object", "object"],
+                         "phase": ["key", "key", "", "", "key", "value"],
+                         "built_again": [False, False, True, True, False, False],
+                         "again_differs": ["", "", "top at", "top at", "", ""]}, index=[7, 3, 9, 1, 0, 2])
+    table = steps.again_table(rows)
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert (row["kind"], row["phase"], row["again_differs"], row["masks"]) == ("string", "", "top at", 2)
+    assert row["time_share"] == pytest.approx(900 / 1560)
+    # the two built again cost the shared masks' median (20 µs) instead
+    assert row["p99_if_shared"] == pytest.approx(np.percentile([10, 20, 20, 20, 30, 600], 99))
+    assert steps.again_table(rows.assign(built_again=False)).empty
+    assert steps.again_table(rows.drop(columns="again_differs")).empty
 
 
 def test_a_corpus_is_walked_cold_and_its_outcomes_counted(corpus):
@@ -143,6 +185,7 @@ def test_the_command_prints_the_table_and_keeps_the_rows(corpus, tmp_path, capsy
     assert code == 0, printed
     assert printed.startswith("2 schemas walked (lazy on toy, a cold start before each); 1 no_instance, 1 unsupported")
     assert "TBM p50" in printed and "object key" in printed and "built again: " in printed
+    assert "masks built again, by what told their states apart" in printed
     assert len(pd.read_parquet(out)) == int(printed.splitlines()[1].split()[0])
     assert steps.main(["--corpus", str(corpus), "--strategy", "xgrammar", "--vocab", "toy"]) == 2
     assert "not 'xgrammar'" in capsys.readouterr().err
