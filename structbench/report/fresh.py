@@ -8,7 +8,8 @@ llguidance's p50 and p99 (the issue's targets are such ratios); and the count of
 scopes: the schemas every strategy walked, the same instance (same walks), and everything each strategy ran.
 Where a trial walked a `paired` strategy on each schema (experiments/fresh.py), a third table: per strategy, its
 percentiles and the paired strategy's over the schemas both walked on the same instance, each pair of walks
-seconds apart (the ratios of the other tables compare trials run minutes apart, on a host whose speed drifts);
+seconds apart (the ratios of the other tables compare trials run minutes apart, on a host whose speed drifts), their
+ratios with a bootstrap 95% interval over the schemas (how far the schemas a corpus holds move a ratio);
 and a fourth: each schema's own value over its paired walk's, those ratios' quantiles, a bootstrap interval of
 their median, and the share of schemas where the strategy was at least as fast.
 """
@@ -101,6 +102,7 @@ def metric_values(rows: pd.DataFrame) -> dict[str, np.ndarray]:
 PAIRED_METRICS = METRICS[:4]  # the paired strategy's walk is cold only
 PER_SCHEMA_QUANTILES = (10, 25, 50, 75, 90)
 PER_SCHEMA_RESAMPLES = 2000  # bootstrap resamples of the median ratio (seeded: the same rows, the same interval)
+PAIRED_RESAMPLES = 1000  # bootstrap resamples of the schemas behind the paired table's ratios (seeded)
 
 
 def _paired_rows(df: pd.DataFrame, strategy: str) -> pd.DataFrame:
@@ -156,12 +158,14 @@ def per_schema_table(df: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def paired_table(df: pd.DataFrame) -> pd.DataFrame:
+def paired_table(df: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per strategy walked with a paired one and per metric (not warm): over the schemas both walked, the same
-    instance, n, this strategy's p50 and p99, the paired one's, and their ratios. Empty without paired rows."""
+    instance, n, this strategy's p50 and p99, the paired one's, their ratios, and a bootstrap 95% interval of each
+    ratio over the schemas (`*_ci95_lo`, `*_ci95_hi`: ratio_intervals). Empty without paired rows."""
     out = []
     if "paired_strategy" not in df:
         return pd.DataFrame(out)
+    rng = np.random.default_rng(seed)
     for strategy in strategies_of(df):
         rows = _paired_rows(df, strategy)
         if not len(rows):
@@ -169,12 +173,72 @@ def paired_table(df: pd.DataFrame) -> pd.DataFrame:
         paired = rows["paired_strategy"].unique()
         own = metric_values(rows)
         other = metric_values(_paired_view(rows))
+        own_groups, other_groups = _schema_groups(rows), _schema_groups(_paired_view(rows))
         for metric, unit, _ in PAIRED_METRICS:
             a, b = percentiles(own[metric]), percentiles(other[metric])
+            intervals = ratio_intervals(own_groups[metric], other_groups[metric], (50, 99), rng)
             out.append({"strategy": strategy, "paired": paired[0], "metric": metric, "unit": unit, "n": a["n"],
                         "p50": a["p50"], "p99": a["p99"], "paired_p50": b["p50"], "paired_p99": b["p99"],
-                        "p50_vs_paired": a["p50"] / b["p50"], "p99_vs_paired": a["p99"] / b["p99"]})
+                        "p50_vs_paired": a["p50"] / b["p50"], "p99_vs_paired": a["p99"] / b["p99"],
+                        "p50_vs_paired_ci95_lo": intervals[50][0], "p50_vs_paired_ci95_hi": intervals[50][1],
+                        "p99_vs_paired_ci95_lo": intervals[99][0], "p99_vs_paired_ci95_hi": intervals[99][1]})
     return pd.DataFrame(out)
+
+
+def _schema_groups(rows: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per paired metric, (its values, the row each came from, 0..len(rows)-1): a schema's one value, or for TBM its
+    cold steps after the first. The rows are walked (ok) rows, as paired_table's are."""
+    walks = walk_values(rows)
+    cold = _cold_steps(rows)
+    out = {metric: (walks[metric].to_numpy(dtype=float), np.arange(len(rows))) for metric in ("compile", "ttfm",
+                                                                                             "fresh")}
+    steps = [s[1:] for s in cold]
+    out["tbm"] = (_steps(steps), np.repeat(np.arange(len(rows)), [len(s) for s in steps]))
+    return out
+
+
+def weighted_percentiles(values: np.ndarray, weights: np.ndarray, qs) -> list[float]:
+    """Percentiles of `values` where each counts `weights` times (whole numbers, as a bootstrap resample's), by the
+    inverted CDF: the smallest value whose cumulative weight reaches q% of the total. The same as np.percentile's
+    "inverted_cdf" over the values repeated; NaN where the weights sum to 0."""
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(weights[order])
+    if not len(cum) or cum[-1] <= 0:
+        return [math.nan] * len(qs)
+    return [_at_percentile(values[order], cum, q) for q in qs]
+
+
+def _at_percentile(sorted_values: np.ndarray, cum: np.ndarray, q: float) -> float:
+    """The inverted CDF's q-th percentile of sorted values whose cumulative weights are `cum` (weighted_percentiles)."""
+    return float(sorted_values[min(int(np.searchsorted(cum, q / 100.0 * cum[-1], side="left")), len(cum) - 1)])
+
+
+def ratio_intervals(own: tuple, other: tuple, qs, rng, resamples: int = PAIRED_RESAMPLES) -> dict:
+    """A bootstrap 95% interval of each percentile ratio (own's q-th percentile over other's), resampling the schemas
+    (a schema drawn k times counts each of its values k times, on both sides: the pairs stay pairs, and a schema's
+    steps, which move together, are drawn together). own, other: (values, the schema of each, numbered from 0).
+    {q: (lo, hi)}, NaN where a side has no values."""
+    (a, a_of), (b, b_of) = own, other
+    n = int(max(a_of.max(initial=-1), b_of.max(initial=-1))) + 1
+    if not len(a) or not len(b) or not n:
+        return {q: (math.nan, math.nan) for q in qs}
+    a_order, b_order = np.argsort(a, kind="stable"), np.argsort(b, kind="stable")
+    a_sorted, a_sorted_of, b_sorted, b_sorted_of = a[a_order], a_of[a_order], b[b_order], b_of[b_order]
+    ratios = {q: [] for q in qs}
+    for _ in range(resamples):
+        counts = np.bincount(rng.integers(0, n, n), minlength=n)
+        a_cum, b_cum = np.cumsum(counts[a_sorted_of]), np.cumsum(counts[b_sorted_of])
+        if a_cum[-1] <= 0 or b_cum[-1] <= 0:
+            continue
+        for q in qs:
+            x, y = _at_percentile(a_sorted, a_cum, q), _at_percentile(b_sorted, b_cum, q)
+            ratios[q].append(x / y if y else math.nan)
+    out = {}
+    for q in qs:
+        r = np.asarray(ratios[q], dtype=float)
+        r = r[np.isfinite(r)]
+        out[q] = tuple(float(v) for v in np.percentile(r, (2.5, 97.5))) if len(r) else (math.nan, math.nan)
+    return out
 
 
 def untimed_advances(df: pd.DataFrame) -> int:
@@ -254,8 +318,16 @@ def format_fresh(df: pd.DataFrame) -> str:
     if len(paired):
         schemas = ", ".join(f"{s} {n:,}" for s, n in paired.drop_duplicates("strategy")[["strategy", "n"]].itertuples(
             index=False))
+        shown = paired.copy()
+        for q in ("p50", "p99"):  # (the interval in one column, beside its ratio)
+            lo, hi = shown.pop(f"{q}_vs_paired_ci95_lo"), shown.pop(f"{q}_vs_paired_ci95_hi")
+            shown.insert(shown.columns.get_loc(f"{q}_vs_paired") + 1, f"{q}_ci95",
+                         [f"{x:.3g}–{y:.3g}" if math.isfinite(x) else "—" for x, y in zip(lo, hi)])
         parts += [f"### paired: each schema walked by both, seconds apart, the same instance (schemas: {schemas})",
-                  "", markdown(paired), ""]
+                  "", markdown(shown), "",
+                  "p50_ci95, p99_ci95: a bootstrap 95% interval of the ratio beside it, resampling the schemas "
+                  f"({PAIRED_RESAMPLES:,} resamples, seeded; a schema's steps drawn together, on both sides): how far "
+                  "the schemas this corpus holds move it. It does not hold the host's drift between runs.", ""]
         parts += ["### paired, per schema: each schema's own value over the paired strategy's (TBM: the median of "
                   "its steps over the paired walk's)", "", markdown(per_schema_table(df)), "",
                   "p10-p90: quantiles of the per-schema ratios; p50_ci95: a bootstrap 95% interval of their median "

@@ -20,7 +20,9 @@ from structbench.report.fresh import (
     paired_ratios,
     paired_table,
     per_schema_table,
+    ratio_intervals,
     same_walks,
+    weighted_percentiles,
 )
 from structbench.report.summary import fresh_answer_summary
 
@@ -149,8 +151,50 @@ def test_the_paired_table_compares_each_schemas_two_walks_on_the_same_instance(d
             assert table.loc[metric, f"{q}_vs_paired"] == pytest.approx(
                 mine.loc[("lazy", metric), q] / mine.loc[("llguidance", metric), q])
     assert table.loc["fresh", "n"] == 3
-    assert "### paired: each schema walked by both" in format_fresh(lazy)
+    for q in ("p50", "p99"):  # each ratio with its interval over the schemas, seeded
+        assert (table[f"{q}_vs_paired_ci95_lo"] <= table[f"{q}_vs_paired_ci95_hi"]).all()
+    assert paired_table(lazy).equals(paired_table(lazy))
+    printed = format_fresh(lazy)
+    assert "### paired: each schema walked by both" in printed and "| p99_vs_paired | p99_ci95 |" in printed
     assert paired_table(df).empty and "### paired" not in format_fresh(df)
+
+
+def test_a_weighted_percentile_is_numpys_inverted_cdf_over_the_values_repeated():
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n = int(rng.integers(1, 30))
+        values, weights = rng.exponential(10, n).round(int(rng.integers(0, 3))), rng.integers(0, 4, n)
+        if not weights.sum():
+            assert all(math.isnan(v) for v in weighted_percentiles(values, weights, [50]))
+            continue
+        repeated = np.repeat(values, weights)
+        qs = [1, 25, 50, 90, 99, 100]
+        assert weighted_percentiles(values, weights, qs) == [np.percentile(repeated, q, method="inverted_cdf")
+                                                             for q in qs]
+
+
+def test_a_ratios_interval_resamples_whole_schemas_on_both_sides():
+    """ratio_intervals draws schemas, not values: a schema's values come or go together, on both sides. Where every
+    value of one side is twice its pair's, every resample's ratio is 2; with two schemas, every resample is one of
+    three draws (either schema twice, or each once), and the interval lies within their ratios."""
+    rng = np.random.default_rng(0)
+    values, of = rng.exponential(10, 50), np.repeat(np.arange(5), 10)
+    twice = ratio_intervals((2 * values, of), (values, of), (50, 99), np.random.default_rng(1))
+    assert twice[50] == pytest.approx((2.0, 2.0)) and twice[99] == pytest.approx((2.0, 2.0))
+    own = (np.array([1.0, 2.0, 30.0, 40.0]), np.array([0, 0, 1, 1]))
+    other = (np.array([1.0, 1.0, 10.0, 10.0]), np.array([0, 0, 1, 1]))
+    draws = []
+    for counts in ((2, 0), (1, 1), (0, 2)):
+        weights_a, weights_b = np.repeat(counts, 2), np.repeat(counts, 2)
+        draws.append([weighted_percentiles(own[0], weights_a, [q])[0] / weighted_percentiles(other[0], weights_b, [q])[0]
+                      for q in (50, 99)])
+    got = ratio_intervals(own, other, (50, 99), np.random.default_rng(2))
+    for k, q in enumerate((50, 99)):
+        lo, hi = got[q]
+        assert min(d[k] for d in draws) <= lo <= hi <= max(d[k] for d in draws)
+    assert got == ratio_intervals(own, other, (50, 99), np.random.default_rng(2))  # seeded: the same interval
+    empty = (np.array([]), np.array([], dtype=int))
+    assert all(math.isnan(v) for v in ratio_intervals(empty, other, (99,), rng)[99])
 
 
 def test_the_per_schema_table_is_each_schemas_ratio_to_its_paired_walk(df):
