@@ -171,12 +171,10 @@ def paired_table(df: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
         if not len(rows):
             continue
         paired = rows["paired_strategy"].unique()
-        own = metric_values(rows)
-        other = metric_values(_paired_view(rows))
-        own_groups, other_groups = _schema_groups(rows), _schema_groups(_paired_view(rows))
+        own, other = _schema_groups(rows), _schema_groups(_paired_view(rows))  # (values, and the schema of each)
         for metric, unit, _ in PAIRED_METRICS:
-            a, b = percentiles(own[metric]), percentiles(other[metric])
-            intervals = ratio_intervals(own_groups[metric], other_groups[metric], (50, 99), rng)
+            a, b = percentiles(own[metric][0]), percentiles(other[metric][0])
+            intervals = ratio_intervals(own[metric], other[metric], (50, 99), rng)
             out.append({"strategy": strategy, "paired": paired[0], "metric": metric, "unit": unit, "n": a["n"],
                         "p50": a["p50"], "p99": a["p99"], "paired_p50": b["p50"], "paired_p99": b["p99"],
                         "p50_vs_paired": a["p50"] / b["p50"], "p99_vs_paired": a["p99"] / b["p99"],
@@ -187,7 +185,8 @@ def paired_table(df: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
 
 def _schema_groups(rows: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per paired metric, (its values, the row each came from, 0..len(rows)-1): a schema's one value, or for TBM its
-    cold steps after the first. The rows are walked (ok) rows, as paired_table's are."""
+    cold steps after the first. The rows are walked (ok) rows, as paired_table's are, so the values are
+    metric_values' for them."""
     walks = walk_values(rows)
     cold = _cold_steps(rows)
     out = {metric: (walks[metric].to_numpy(dtype=float), np.arange(len(rows))) for metric in ("compile", "ttfm",
