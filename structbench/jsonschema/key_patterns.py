@@ -15,6 +15,7 @@ only where a move leads to a prefix dead in it: the parents of the names used so
 from __future__ import annotations
 
 import math
+from functools import cached_property
 
 import numpy as np
 
@@ -85,6 +86,7 @@ class KeyPatternStates:
         if not names and self.other_text == "":  # no names tracked: the empty key's text never changes, and
             texts, text_of, parent, chars, depth = [], {}, [], [], []  # it is one of the combinations below
         self.texts, self._text_index = texts, text_of
+        self.parent_list = parent  # (a context's live prefixes are walked up it in Python: keys._context_dfa)
         n = len(texts)
         size = [1] * n  # preorder: the subtree of d is d .. d + size[d] - 1
         for d in range(n - 1, 0, -1):
@@ -243,6 +245,26 @@ class KeyPatternDFA:
         states where the key can still be some other key, whatever names may still come."""
         self.states, self.live, self.may_end, self.shared, self.alive = states, live, may_end, shared, alive
         self.n_states = self.content_states = states.n_states
+
+    @cached_property
+    def live_prefixes(self) -> frozenset[int]:
+        """The live name prefixes (states below len(states.texts)), as a set."""
+        return frozenset(np.flatnonzero(self.live[:len(self.states.texts)]).tolist())
+
+    @cached_property
+    def alive_prefixes(self) -> frozenset[int]:
+        """The shared DFA's: the name prefixes where the key can still be some other key, as a set."""
+        return frozenset(np.flatnonzero(self.alive[:len(self.states.texts)]).tolist())
+
+    def same_tail(self, others: bool) -> bool:
+        """The shared DFA's: whether a context's states past the name prefixes are live as here, where other keys
+        may come (`others`: they are `alive`'s) or not (none is)."""
+        found = self.__dict__.setdefault("_same_tail", {}).get(others)
+        if found is None:
+            n = len(self.states.texts)
+            tail = self.alive[n:] if others else np.zeros(len(self.live) - n, dtype=bool)
+            found = self.__dict__["_same_tail"][others] = bool((tail == self.live[n:]).all())
+        return found
 
     def at(self, top) -> int | None:
         """The state of a key frame (its text and DFA states), or None."""

@@ -46,6 +46,7 @@ from structbench.jsonschema.strings import (
     string_step,
 )
 
+_FEW_PREFIXES = 128  # a key product's name prefixes up to which a context's live ones are found in Python
 _FEW_NAMES = 256  # a strict object's names that continue a key's text, or may come below a value: at most this
 # many are read into its mask key (_names_as_read, _seen_as_read), else the object's frame is kept whole
 OTHER = "\x00\x01other"  # a key that is no prefix of any property name (its text no longer matters)
@@ -636,17 +637,28 @@ class ObjectKeys:
         the shared one where its live states are the same, else one per live set, whichever object it is in; None
         where another key's liveness differs from the shared table's."""
         states = shared.states
-        named = np.zeros(states.n_states, dtype=bool)  # the names that may come, where their text ends
-        named[[states.name_end[name] for name in names]] = True
         n = len(states.texts)
-        below = np.zeros(n + 1, dtype=np.int64)  # preorder: a prefix's subtree is one run of it
-        np.cumsum(named[:n], out=below[1:])
-        live = shared.alive.copy() if others else np.zeros(states.n_states, dtype=bool)
-        live[:n] |= below[states.subtree_end] > below[:n]
-        if (live == shared.live).all():
-            return shared
-        if not (live[n:] == shared.live[n:]).all():  # (a context's own rows are the parents of dead prefixes)
-            return None
+        if n > _FEW_PREFIXES:
+            live = _live_by_subtrees(shared, others, names)
+            if (live == shared.live).all():
+                return shared
+            if not (live[n:] == shared.live[n:]).all():  # (a context's own rows are the parents of dead prefixes)
+                return None
+        else:  # (most objects: a few names, whose prefixes are walked up in Python, not a NumPy pass each)
+            live_prefixes = set(shared.alive_prefixes) if others else set()
+            parent = states.parent_list
+            for name in names:  # each name that may come and its prefixes (its ancestors in the tree)
+                d = states.name_end[name]
+                while d >= 0 and d not in live_prefixes:
+                    live_prefixes.add(d)
+                    d = parent[d]
+            same_tail = shared.same_tail(others)
+            if same_tail and live_prefixes == shared.live_prefixes:
+                return shared
+            if not same_tail:
+                return None
+            live = shared.alive.copy() if others else np.zeros(states.n_states, dtype=bool)
+            live[list(live_prefixes)] = True
         contexts, at = self._key_contexts.setdefault(id(shared), {}), live.tobytes()
         found = contexts.get(at)
         if found is None:
@@ -870,3 +882,18 @@ _COMMA_TAIL = re.compile(r',[ \t\n\r]*"?')
 def _comma_tails(tails: tuple[str, ...]) -> bool:
     """Whether every tail (TokenReach.value_tails) is a comma, JSON whitespace and at most a quote after them."""
     return all(_COMMA_TAIL.fullmatch(text) for text in tails)
+
+
+def _live_by_subtrees(shared, others: bool, names: tuple[str, ...]) -> np.ndarray:
+    """The live states of a context of the product `shared` where `names` may come (and other keys where `others`):
+    a name prefix is live where some name that may come ends in its subtree (preorder: a subtree is one run), any
+    state where the key can still be some other key is (`others`)."""
+    states = shared.states
+    named = np.zeros(states.n_states, dtype=bool)  # the names that may come, where their text ends
+    named[[states.name_end[name] for name in names]] = True
+    n = len(states.texts)
+    below = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(named[:n], out=below[1:])
+    live = shared.alive.copy() if others else np.zeros(states.n_states, dtype=bool)
+    live[:n] |= below[states.subtree_end] > below[:n]
+    return live
