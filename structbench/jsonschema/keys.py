@@ -645,13 +645,13 @@ class ObjectKeys:
             if not (live[n:] == shared.live[n:]).all():  # (a context's own rows are the parents of dead prefixes)
                 return None
         else:  # (most objects: a few names, whose prefixes are walked up in Python, not a NumPy pass each)
-            live_prefixes = set(shared.alive_prefixes) if others else set()
-            parent = states.parent_list
+            named, parent = set(), states.parent_list
             for name in names:  # each name that may come and its prefixes (its ancestors in the tree)
                 d = states.name_end[name]
-                while d >= 0 and d not in live_prefixes:
-                    live_prefixes.add(d)
+                while d >= 0 and d not in named:  # (a prefix met already has its ancestors in)
+                    named.add(d)
                     d = parent[d]
+            live_prefixes = named | shared.alive_prefixes if others else named
             same_tail = shared.same_tail(others)
             if same_tail and live_prefixes == shared.live_prefixes:
                 return shared
