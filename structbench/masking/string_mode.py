@@ -82,6 +82,8 @@ class StringContent:
         if self.whole:
             self._table, self.run, self.total, self.loops = tables
             self.n_rows = len(self._table)  # (a checked string's escapes are rows after its states: _dfa_lex_table)
+            self.room = count_room(dfa, self.n_rows)  # (None: its loops are its own, read however deep)
+            self.count_targets = None
             # Kept on its DFA (string_content), it does not point back: a DFA made per schema (a key's names, a
             # pattern, a bounded number) and its tables are then freed by reference counting with the schema, not
             # left as a cycle to a collector's pass inside some later schema's masks. A whole table needs no DFA.
@@ -89,6 +91,8 @@ class StringContent:
             return
         self.dfa = dfa  # (its rows are made from its moves as they are met; this content is not kept on it)
         self.n_rows = dfa.n_states
+        self.room = count_room(dfa, self.n_rows)
+        self.count_targets = count_targets(dfa, self.n_rows)  # (StringRows.rows: where each row made loops)
         self.total = np.zeros(dfa.n_states, dtype=bool)  # not known: never claimed
         self.loops = None  # (StringRows notes a row's loops as it is stacked)
         self._accepting = np.zeros(dfa.n_states, dtype=bool)
@@ -253,6 +257,10 @@ class StringContent:
 
 
 _WHOLE_CELLS = 1 << 18  # a DFA's table up to this many cells is built whole at once (1 MiB)
+# A length counter's product with another DFA (an email under a maxLength of 1,024: 11,225 states) up to this many:
+# by rows, a walk inside it stops for a round at each depth it reaches (a hundred rounds a mask), as its loops read
+# with the count take whole only the subtrees of their own characters
+_WHOLE_COUNT_CELLS = 1 << 21
 _KEPT_PARTITIONS = 8  # a DFA keeps its tables for this many class partitions (and caps), the least recent let go
 
 
@@ -284,7 +292,7 @@ def string_content(dfa, boundaries: np.ndarray, cap: int, unicode_escapes: tuple
     found = _recalled(dfa, "_string_contents", key)
     if found is None:
         found = StringContent(dfa, boundaries, cap, unicode_escapes)
-        if found.whole:
+        if found.whole and _kept_whole(dfa, np.asarray(boundaries, dtype=np.int64)):
             _keep(dfa, "_string_contents", key, found)
     return found
 
@@ -307,28 +315,68 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int, unicode_e
     elif hasattr(dfa, "string_table"):  # a key checked by DFAs (structbench.jsonschema.key_patterns): its own table
         lex = dfa.string_table(codes, trie_walk.CLOSE, trie_walk.EXIT)
         found = (lex, *_plain_runs(lex, plain, cap))
-    elif dfa.n_states * len(codes) <= _WHOLE_CELLS:
+    elif dfa.n_states * len(codes) <= (_WHOLE_COUNT_CELLS if "count_steps" in getattr(dfa, "__dict__", {})
+                                       else _WHOLE_CELLS):
         lex = _dfa_lex_table(dfa, codes, plain, unicode_escapes)
         found = (lex, *_plain_runs(lex, plain, cap))
     else:
         return None
-    found = (*found, _loop_bits(found[0]))
-    _keep(dfa, "_string_mode_tables", key, found)
+    found = (*found, _loop_bits(found[0], count_targets(dfa, len(found[0]))))
+    if _kept_whole(dfa, codes):
+        _keep(dfa, "_string_mode_tables", key, found)
     return found
 
 
-def _loop_bits(lex: np.ndarray) -> np.ndarray | None:
-    """Per DFA state, the classes whose character leaves it where it is, as bits (class c at bit c % 64 of word
-    c // 64), so a subtree holding only those is read whole from there (a pattern's `[a-z0-9]+`); None where no state
-    loops (most keys' tables). Rows not built yet (UNKNOWN) loop on nothing."""
+def _kept_whole(dfa, codes: np.ndarray) -> bool:
+    """Whether a DFA's whole table is kept on it for later schemas: up to _WHOLE_CELLS cells. A count's product up to
+    _WHOLE_COUNT_CELLS is built whole too, but per constraint: kept on a DFA that the process keeps (regular.kept,
+    the node store), eight megabytes each would add up over many schemas."""
+    return "count_steps" not in getattr(dfa, "__dict__", {}) or dfa.n_states * len(codes) <= _WHOLE_CELLS
+
+
+def count_targets(dfa, n_rows: int) -> np.ndarray | None:
+    """Per row of a DFA's table, where a character "loops": the row itself, but in a length counter's product with
+    another DFA (regular.automata's `count_steps`) the state one count on where the other DFA loops, so that string
+    mode takes a subtree of its loop characters whole while the count has room (`count_room`); rows past the DFA's
+    states (escapes) loop on nothing. None for a DFA of no count: its own loops."""
+    steps = dfa.__dict__.get("count_steps") if hasattr(dfa, "__dict__") else None
+    if steps is None:
+        return None
+    targets = np.full(n_rows, _NO_TARGET, dtype=np.int64)
+    targets[:len(steps)] = np.where(steps >= 0, steps, _NO_TARGET)
+    return targets
+
+
+def count_room(dfa, n_rows: int) -> np.ndarray | None:
+    """Per row of a count's product's table, how many characters in a row its count's loops read from there (0 past
+    its states); None for a DFA of no count (its loops hold for ever). Kept on the DFA."""
+    steps = dfa.__dict__.get("count_steps") if hasattr(dfa, "__dict__") else None
+    if steps is None or not trie_walk.compiled():
+        return None
+    found = dfa.__dict__.get("_count_room")
+    if found is None or len(found) != n_rows:
+        found = np.zeros(n_rows, dtype=np.int64)
+        found[:len(steps)] = trie_walk.count_room(steps)
+        dfa.__dict__["_count_room"] = found
+    return found
+
+
+_NO_TARGET = -(1 << 40)  # (no table cell holds it: a row of no count loop loops on nothing)
+
+
+def _loop_bits(lex: np.ndarray, targets: np.ndarray | None = None) -> np.ndarray | None:
+    """Per DFA state, the classes whose character leaves it where it is (or, in a count's product, one count on:
+    count_targets), as bits (class c at bit c % 64 of word c // 64), so a subtree holding only those is read whole
+    from there (a pattern's `[a-z0-9]+`); None where no state loops (most keys' tables). Rows not built yet (UNKNOWN)
+    loop on nothing."""
     if trie_walk.compiled():
-        return trie_walk.loop_bits(lex)
-    return _loop_bits_vectorised(lex)
+        return trie_walk.loop_bits(lex, targets)
+    return _loop_bits_vectorised(lex, targets)
 
 
-def _loop_bits_vectorised(lex: np.ndarray) -> np.ndarray | None:
+def _loop_bits_vectorised(lex: np.ndarray, targets: np.ndarray | None = None) -> np.ndarray | None:
     """_loop_bits without numba: the whole table compared, then packed."""
-    looping = lex == np.arange(len(lex))[:, None]
+    looping = lex == (np.arange(len(lex)) if targets is None else targets)[:, None]
     return trie_walk.bool_bits_rows(looping, (lex.shape[1] + 63) // 64) if looping.any() else None
 
 
@@ -584,6 +632,7 @@ class StringRows:
         self.run = np.zeros(_FIRST_LEX_ROWS, dtype=np.int64)
         self.total = np.zeros(_FIRST_LEX_ROWS, dtype=bool)
         self.loops = np.zeros((_FIRST_LEX_ROWS, self.plain.shape[0]), dtype=np.uint64)
+        self.room = np.full(_FIRST_LEX_ROWS, trie_walk.UNBOUNDED_ROOM, dtype=np.int64)  # (count_room; own loops: all)
         self.lex_row = np.zeros(_FIRST_ROWS, dtype=np.int64)
         self.base = np.zeros(_FIRST_ROWS, dtype=np.int64)
         self.exits = np.full(_FIRST_ROWS, trie_walk.UNKNOWN, dtype=np.int64)
@@ -665,9 +714,12 @@ class StringRows:
             # Every plain run a token holds is read where more plain characters than the deepest token's are surely
             # taken (a maxLength counter far from its end); elsewhere `total` is not claimed for a DFA built by rows.
             self.total[at] = content.run[states] > content.cap
-            looping = self.lex[at] == states[:, None]
+            targets = states if content.count_targets is None else content.count_targets[states]
+            looping = self.lex[at] == targets[:, None]
             if looping.any():
                 self.loops[at] = trie_walk.bool_bits_rows(looping, self.plain.shape[0])
+            if content.room is not None:
+                self.room[at] = content.room[states]
 
     def counted(self, r: int) -> int:
         """StringContent.counted at row r's DFA state (0, claiming nothing, where a context overrides its row)."""
@@ -717,6 +769,8 @@ class StringRows:
             first = self._stack(content.lex, content.run, content.total)
             if content.loops is not None:  # (rows there start with none: a grown array's fill)
                 self.loops[first:first + len(content.loops)] = content.loops
+            if content.room is not None:  # (and with unbounded room)
+                self.room[first:first + len(content.room)] = content.room
         else:  # its rows are stacked as they are made (rows)
             first = -1
             self._by_rows[id(content)] = ({}, [])
@@ -764,6 +818,7 @@ class StringRows:
         self.run = _grown(self.run, size, 0)
         self.total = _grown(self.total, size, False)
         self.loops = _grown(self.loops, size, 0)
+        self.room = _grown(self.room, size, trie_walk.UNBOUNDED_ROOM)
 
     def _reserve_rows(self, n: int) -> None:
         if n <= len(self.lex_row):

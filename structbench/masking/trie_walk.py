@@ -61,7 +61,8 @@ _FEW_PENDING = 64  # a round that sets aside at most this many nodes sorts them 
 NEED_CELL, NEED_ROW, NEED_EXIT, NEED_CLOSE = 0, 1, 2, 3
 
 
-def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_row, row_base, lex_exit, lex_close, plain,
+def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_room, lex_row, row_base, lex_exit, lex_close,
+          plain,
           node_classes,
           below, height, subtree, run_end, lo, hi, states, modes, token_at, allowed, cov_starts, cov_ends, n_cov,
           pend_nodes, pend_ends, pend_states, pend_kinds, stack_size, skip_plain, plain_jump, first_end, end_ids,
@@ -173,8 +174,13 @@ def _walk(trans, loops, loops_known, enter, lex, lex_run, lex_loops, lex_row, ro
             # Whole: in string mode, every class below is plain and the DFA takes that many plain characters in a
             # row, or the DFA state loops on every class below; in machine mode, the state loops on every class below.
             if mode == STRING:
+                r = lex_row[nxt]
                 whole = True
-                bits = plain if lex_run[lex_row[nxt]] >= height[node] else lex_loops[lex_row[nxt]]
+                if lex_run[r] >= height[node]:
+                    bits = plain
+                else:  # (a count's loops hold while it has room: lex_room, unbounded for a DFA's own loops)
+                    bits = lex_loops[r]
+                    whole = lex_room[r] >= height[node]
             else:
                 whole, bits = loops_known[nxt], loops[nxt]
             if whole:
@@ -311,17 +317,32 @@ def _loops_back(trans, i):
     return False
 
 
-def _loop_bits(lex, out):
-    """out[d] |= the bit of every class c with lex[d, c] == d (class c at bit c % 64 of word c // 64); whether any
-    row loops (string_mode._loop_bits, compiled: one pass, where the vectorised test compared and packed the whole
-    table, about 40 µs a table inside a walk)."""
+def _loop_bits(lex, targets, out):
+    """out[d] |= the bit of every class c with lex[d, c] == targets[d] (d itself, or for a count's product the state
+    one count on: string_mode.count_loops; class c at bit c % 64 of word c // 64); whether any row loops
+    (string_mode._loop_bits, compiled: one pass, where the vectorised test compared and packed the whole table,
+    about 40 µs a table inside a walk)."""
     found = False
     for d in range(lex.shape[0]):
+        t = targets[d]
         for c in range(lex.shape[1]):
-            if lex[d, c] == d:
+            if lex[d, c] == t:
                 out[d, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
                 found = True
     return found
+
+
+def _count_room(steps, unbounded, out):
+    """out[d]: how many characters in a row state d reads by its count's loops (steps[d], the state one count on,
+    always a later one; d itself where the count stays: `unbounded`; -1 none): 0 where none."""
+    for d in range(steps.shape[0] - 1, -1, -1):
+        t = steps[d]
+        if t == d:
+            out[d] = unbounded
+        elif t >= 0:
+            out[d] = min(out[t] + 1, unbounded)
+        else:
+            out[d] = 0
 
 
 def _key_trie_table(n_texts, other, src, chars, dst, escapable, codes, end, plain, quote, backslash, close, escape,
@@ -512,6 +533,7 @@ class _Kernels(NamedTuple):
     moves_table: object  # string mode's tables (string_mode: a DFA's, a key's names', their runs and loops), compiled
     plain_runs: object
     loop_bits: object
+    count_room: object
     key_trie_table: object
     checked_table: object  # (reads moves_table's table: a kernel here calls no other)
 
@@ -526,7 +548,7 @@ def _kernels() -> _Kernels:
 
     return _Kernels(jit(_walk), jit(_classes_below), jit(_class_runs), jit(_non_ascii_below), jit(_next_kept),
                     jit(_exit_skips), jit(_loops_back), jit(_moves_table), jit(_plain_runs), jit(_loop_bits),
-                    jit(_key_trie_table), jit(_checked_table))
+                    jit(_count_room), jit(_key_trie_table), jit(_checked_table))
 
 
 @cache
@@ -542,11 +564,23 @@ def moves_table(moves: np.ndarray, n_states: int, codes: np.ndarray) -> np.ndarr
     return out
 
 
-def loop_bits(lex: np.ndarray) -> np.ndarray | None:
-    """Per row d of a string table, the classes c with lex[d, c] == d as bits (bool_bits_rows' layout); None where
-    no row loops. Compiled: string_mode._loop_bits says what it is for."""
+def loop_bits(lex: np.ndarray, targets: np.ndarray | None = None) -> np.ndarray | None:
+    """Per row d of a string table, the classes c with lex[d, c] == targets[d] (d where not given) as bits
+    (bool_bits_rows' layout); None where no row loops. Compiled: string_mode._loop_bits says what it is for."""
     out = np.zeros((len(lex), (lex.shape[1] + 63) // 64), dtype=np.uint64)
-    return out if _kernels().loop_bits(np.ascontiguousarray(lex), out) else None
+    if targets is None:
+        targets = np.arange(len(lex), dtype=np.int64)
+    return out if _kernels().loop_bits(np.ascontiguousarray(lex), targets, out) else None
+
+
+UNBOUNDED_ROOM = 1 << 40  # a row's room where its loops are its own (as many characters as any token holds)
+
+
+def count_room(steps: np.ndarray) -> np.ndarray:
+    """Per state of a count's product, the characters it reads in a row by its count's loops (see _count_room)."""
+    out = np.zeros(len(steps), dtype=np.int64)
+    _kernels().count_room(np.ascontiguousarray(steps, dtype=np.int64), UNBOUNDED_ROOM, out)
+    return out
 
 
 def key_trie_tables(parts: tuple, n_states: int, codes: np.ndarray, close: int, escape: int, cap: int) -> tuple:
@@ -721,6 +755,7 @@ def warm_up() -> None:
     unknown = np.full(1, UNKNOWN, dtype=np.int64)
     kernels.walk(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64), np.zeros(1, bool), one - 1,
                  np.full((1, 1), -1, dtype=np.int32), one.copy(), np.zeros((1, 1), np.uint64), one.copy(), one.copy(),
+                 one.copy(),
                  unknown, unknown.copy(),
                  np.zeros(1, np.uint64), np.zeros(1, np.int32), np.zeros((1, 1), np.uint64), one32.copy(),
                  np.ones(1, np.int32), one32 + 1, one, one + 1, one, one.copy(), np.full(1, -1, np.int32),
@@ -736,7 +771,8 @@ def warm_up() -> None:
     moves_table(np.zeros((1, 4), np.int64), 1, np.zeros(1, np.int64))
     kernels.plain_runs(np.full((1, 1), -1, dtype=np.int32), np.zeros(1, np.int64), 3, np.zeros(1, np.int64),
                        np.zeros(1, bool))
-    kernels.loop_bits(np.full((1, 1), -1, dtype=np.int32), np.zeros((1, 1), np.uint64))
+    kernels.loop_bits(np.full((1, 1), -1, dtype=np.int32), np.zeros(1, np.int64), np.zeros((1, 1), np.uint64))
+    kernels.count_room(np.full(1, -1, dtype=np.int64), UNBOUNDED_ROOM, np.zeros(1, np.int64))
     from structbench.jsonschema.key_trie import KeyTrie
 
     checked_string_table(np.array([[0, 97, 97, 0]], dtype=np.int64), np.arange(129, dtype=np.int64),
@@ -767,7 +803,7 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
         pend_nodes, pend_ends, pend_states, pend_kinds = pend_this
         trans, loops, known, enter = tables()
         n_pend, steps, n_cov = kernel(trans, loops, known, enter, strings.lex, strings.run, strings.loops,
-                                      strings.lex_row, strings.base, strings.exits, strings.closes, strings.plain,
+                                      strings.room, strings.lex_row, strings.base, strings.exits, strings.closes, strings.plain,
                                       node_classes, below, height, subtree, run_end, lo, hi, states, modes, token_at,
                                       allowed, cov_starts, cov_ends, n_cov, pend_nodes, pend_ends, pend_states,
                                       pend_kinds, stack_size, skip_plain, plain_jump, first_end, end_ids, dup_ids,

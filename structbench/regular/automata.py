@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import numpy as np
+
 from structbench.errors import TooComplex
 from structbench.limits import current as limits
 from structbench.limits import exceeded
@@ -166,7 +168,11 @@ def _counted_product(bounds: tuple[int, int | None], other: DFA) -> DFA | None:
         return None
 
     # The kept pairs, numbered breadth first level by level, and their moves: a move kept where its target is live.
-    moves, final, ends, whole_rows = [], [], set(), set()
+    # count_steps[s]: the pair one count on with the same state of `other`, where `other` loops there (its own loop,
+    # read with the count: string mode takes a subtree of such characters whole while the count has room); at a top
+    # where the count stays, the pair itself; -1 where `other` does not loop or that pair is not kept.
+    moves, final, ends, whole_rows, count_steps = [], [], set(), set(), []
+    self_loops = [any(t == s for _, _, t in row) for s, row in enumerate(rows_of)]
     level, base, count = [other.start], 0, 0
     while True:
         at_top = count == top
@@ -185,6 +191,12 @@ def _counted_product(bounds: tuple[int, int | None], other: DFA) -> DFA | None:
             else:
                 row = tuple((lo, hi, nxt_base + position[t]) for lo, hi, t in rows_of[state] if t in keep)
             moves.append(row)
+            if not self_loops[state]:
+                count_steps.append(-1)
+            elif at_top:
+                count_steps.append(base + k if loops else -1)
+            else:
+                count_steps.append(nxt_base + position[state] if state in position else -1)
             if len(row) == len(rows_of[state]):
                 whole_rows.add(state)
             else:
@@ -193,6 +205,7 @@ def _counted_product(bounds: tuple[int, int | None], other: DFA) -> DFA | None:
             break
         level, base, count = nxt, nxt_base, count + 1
     dfa = DFA.of_checked_moves(tuple(moves), frozenset(final))
+    dfa.__dict__["count_steps"] = np.array(count_steps, dtype=np.int64)
     # Its moves' non-ASCII ends (dfa.non_ascii_ends, which the checker's classes are cut at), from other's rows
     # (each once) and the rows trimmed, not from its every move.
     for state in whole_rows:

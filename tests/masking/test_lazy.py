@@ -267,6 +267,41 @@ def test_masks_equal_the_token_walk(vocab, name, compiled):
         assert np.array_equal(got, expected), (plain.states[i][-1], np.flatnonzero(got != expected)[:10])
 
 
+# A length counter's product with a format's or a pattern's DFA: its loops are read with the count (string_mode's
+# count_targets), a subtree of them taken whole while the count has room (`near`: a few characters left), its table
+# whole up to 2^21 cells (e64, code, near) and made by rows beyond (e1700: 18,661 states)
+COUNTED = ({"type": "object", "properties": {
+    "e64": {"type": "string", "format": "email", "maxLength": 64},
+    "e1700": {"type": "string", "format": "email", "maxLength": 1700},
+    "code": {"type": "string", "pattern": "^[a-z0-9]+$", "maxLength": 12},
+    "near": {"type": "string", "format": "email", "minLength": 6, "maxLength": 9}}},
+    {"e64": "ada.lovelace@example.com", "e1700": "grace.hopper.research@computers.example.org", "code": "abc123def",
+     "near": "ab@cd.ef"})
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_counted_strings_masks_equal_the_token_walk(vocab, seed):
+    """Strings under a maxLength over a format or pattern: the walk's masks, which take a subtree of the DFA's own
+    loop characters whole while the count has room, are LazyDense's token walk's, along the instance and random
+    detours (one checker for both: a schema's big DFAs are numbered by identity, so two checkers' states differ)."""
+    require_llama3(vocab)
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    schema, value = COUNTED
+    checker = SchemaChecker(schema, "any", "lesson")
+    bounds = machine_boundaries(checker.special_chars())
+    trie, plain = TrieDense(checker, bounds, vocab), LazyDense(checker, bounds, vocab)
+    steps = [n.string_dfa.__dict__.get("count_steps") for n in checker.nodes.values() if n.string_dfa is not None]
+    assert sum(s is not None for s in steps) == 4  # (each string is a count's product: the check reads them)
+    states = reached_states(checker, plain, vocab, value, np.random.default_rng(seed), branches=24)
+    for i in states:
+        expected, _ = plain.mask(i)
+        got, _ = trie.mask(trie.id_of(plain.states[i]))
+        assert np.array_equal(got, expected), (plain.states[i][-1], np.flatnonzero(got != expected)[:10])
+    room = trie._strings.room[:trie._strings._lex_used]
+    assert (room < trie_walk.UNBOUNDED_ROOM).any() and (room > 0).any()  # (rows with a count's room were read)
+
+
 def walked_under(vocab, name: str, whitespace: str, seed: int, watched: str):
     """A TrieDense over SCHEMAS[name] under the whitespace policy, its masks checked against LazyDense's token walk
     at states that answers with the policy's separators reach; returns it, and the arguments of every call its method
@@ -1635,7 +1670,7 @@ def test_a_mask_from_inside_a_string_meets_its_closes_known(vocab, monkeypatch):
 
     def walk(*args):  # the compiled walk, the rows of the closes it set aside read after each round
         n_pend, steps, n_cov = kernels.walk(*args)
-        kinds, rows = args[29][:n_pend], args[28][:n_pend]
+        kinds, rows = args[30][:n_pend], args[29][:n_pend]
         set_aside.update(rows[kinds == trie_walk.NEED_CLOSE].tolist())
         return n_pend, steps, n_cov
 
