@@ -257,10 +257,7 @@ class StringContent:
 
 
 _WHOLE_CELLS = 1 << 18  # a DFA's table up to this many cells is built whole at once (1 MiB)
-# A length counter's product with another DFA (an email under a maxLength of 1,024: 11,225 states) up to this many:
-# by rows, a walk inside it stops for a round at each depth it reaches (a hundred rounds a mask), as its loops read
-# with the count take whole only the subtrees of their own characters
-_WHOLE_COUNT_CELLS = 1 << 21
+_WHOLE_COUNT_CELLS = _WHOLE_CELLS  # (see _kept_whole)
 _KEPT_PARTITIONS = 8  # a DFA keeps its tables for this many class partitions (and caps), the least recent let go
 
 
