@@ -257,7 +257,6 @@ class StringContent:
 
 
 _WHOLE_CELLS = 1 << 18  # a DFA's table up to this many cells is built whole at once (1 MiB)
-_WHOLE_COUNT_CELLS = _WHOLE_CELLS  # (see _kept_whole)
 _KEPT_PARTITIONS = 8  # a DFA keeps its tables for this many class partitions (and caps), the least recent let go
 
 
@@ -289,7 +288,7 @@ def string_content(dfa, boundaries: np.ndarray, cap: int, unicode_escapes: tuple
     found = _recalled(dfa, "_string_contents", key)
     if found is None:
         found = StringContent(dfa, boundaries, cap, unicode_escapes)
-        if found.whole and _kept_whole(dfa, np.asarray(boundaries, dtype=np.int64)):
+        if found.whole:
             _keep(dfa, "_string_contents", key, found)
     return found
 
@@ -312,23 +311,14 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int, unicode_e
     elif hasattr(dfa, "string_table"):  # a key checked by DFAs (structbench.jsonschema.key_patterns): its own table
         lex = dfa.string_table(codes, trie_walk.CLOSE, trie_walk.EXIT)
         found = (lex, *_plain_runs(lex, plain, cap))
-    elif dfa.n_states * len(codes) <= (_WHOLE_COUNT_CELLS if "count_steps" in getattr(dfa, "__dict__", {})
-                                       else _WHOLE_CELLS):
+    elif dfa.n_states * len(codes) <= _WHOLE_CELLS:
         lex = _dfa_lex_table(dfa, codes, plain, unicode_escapes)
         found = (lex, *_plain_runs(lex, plain, cap))
     else:
         return None
     found = (*found, _loop_bits(found[0], count_targets(dfa, len(found[0]))))
-    if _kept_whole(dfa, codes):
-        _keep(dfa, "_string_mode_tables", key, found)
+    _keep(dfa, "_string_mode_tables", key, found)
     return found
-
-
-def _kept_whole(dfa, codes: np.ndarray) -> bool:
-    """Whether a DFA's whole table is kept on it for later schemas: up to _WHOLE_CELLS cells. A count's product up to
-    _WHOLE_COUNT_CELLS is built whole too, but per constraint: kept on a DFA that the process keeps (regular.kept,
-    the node store), eight megabytes each would add up over many schemas."""
-    return "count_steps" not in getattr(dfa, "__dict__", {}) or dfa.n_states * len(codes) <= _WHOLE_CELLS
 
 
 def count_targets(dfa, n_rows: int) -> np.ndarray | None:
@@ -348,7 +338,7 @@ def count_room(dfa, n_rows: int) -> np.ndarray | None:
     """Per row of a count's product's table, how many characters in a row its count's loops read from there (0 past
     its states); None for a DFA of no count (its loops hold for ever). Kept on the DFA."""
     steps = dfa.__dict__.get("count_steps") if hasattr(dfa, "__dict__") else None
-    if steps is None or not trie_walk.compiled():
+    if steps is None:
         return None
     found = dfa.__dict__.get("_count_room")
     if found is None or len(found) != n_rows:

@@ -579,7 +579,8 @@ UNBOUNDED_ROOM = 1 << 40  # a row's room where its loops are its own (as many ch
 def count_room(steps: np.ndarray) -> np.ndarray:
     """Per state of a count's product, the characters it reads in a row by its count's loops (see _count_room)."""
     out = np.zeros(len(steps), dtype=np.int64)
-    _kernels().count_room(np.ascontiguousarray(steps, dtype=np.int64), UNBOUNDED_ROOM, out)
+    steps = np.ascontiguousarray(steps, dtype=np.int64)
+    (_kernels().count_room if compiled() else _count_room)(steps, UNBOUNDED_ROOM, out)
     return out
 
 

@@ -269,7 +269,7 @@ def test_masks_equal_the_token_walk(vocab, name, compiled):
 
 # A length counter's product with a format's or a pattern's DFA: its loops are read with the count (string_mode's
 # count_targets), a subtree of them taken whole while the count has room (`near`: a few characters left), its table
-# whole up to 2^21 cells (e64, code, near) and made by rows beyond (e1700: 18,661 states)
+# whole up to 2^18 cells (e64, code, near) and made by rows beyond (e1700: 18,661 states)
 COUNTED = ({"type": "object", "properties": {
     "e64": {"type": "string", "format": "email", "maxLength": 64},
     "e1700": {"type": "string", "format": "email", "maxLength": 1700},
