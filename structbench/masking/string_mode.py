@@ -598,8 +598,9 @@ class StringRows:
     """Every string met under one constraint, as rows the compiled walk indexes. Per row r (a string's DFA state
     d, r = base[r] + d): `lex_row[r]` d's row in `lex`, the stacked tables of every DFA met (a DFA's table
     once, whoever shares it; its moves are DFA states, so row base[r] + lex[lex_row[r], c] is where a plain
-    character leads); `run`, `total` and `loops` (the classes a state loops on, as bits) per row of `lex` (a DFA
-    built by rows has its rows stacked as they are made, and lex row 0, all UNKNOWN, until then); and,
+    character leads); `run`, `total`, `loops` (the classes a state loops on, as bits) and `room` (how many of those
+    it may read in a row: unbounded but in a count's product, count_room) per row of `lex` (a DFA built by rows has
+    its rows stacked as they are made, and lex row 0, all UNKNOWN, until then); and,
     computed when a walk first needs them, `exits[r]` (the
     machine state after a backslash at d) and `closes[r]` (after the closing quote, or a literal's last letter; for
     a number, after the number, which reads the character that ends it; both -1: refused). Arrays grow by doubling:

@@ -27,7 +27,8 @@ state reads without fail is taken whole without looking at it: in machine mode w
 class found below the node (`loops[state]`, known once its row is), in string mode where every class below is
 plain and the DFA takes any plain character for at least as many steps as the subtree is deep (`lex_run`:
 a maxLength counter, or a loop), or where the DFA state loops on every class below (`lex_loops`: a pattern's
-`[a-z0-9_]+`).
+`[a-z0-9_]+`; in a maxLength's product with a pattern or format, the pattern's loops, which count one more each,
+while the subtree is no deeper than the count's room, `lex_room`).
 
 Where the walk starts at a state that reads any run of plain characters (a free string, a free key), every
 token made of plain characters only is allowed at once (TokenTrie.plain_bits) and no subtree of plain
