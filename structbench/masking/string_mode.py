@@ -326,7 +326,7 @@ def count_targets(dfa, n_rows: int) -> np.ndarray | None:
     another DFA (regular.automata's `count_steps`) the state one count on where the other DFA loops, so that string
     mode takes a subtree of its loop characters whole while the count has room (`count_room`); rows past the DFA's
     states (escapes) loop on nothing. None for a DFA of no count: its own loops."""
-    steps = dfa.__dict__.get("count_steps") if hasattr(dfa, "__dict__") else None
+    steps = _count_steps(dfa)
     if steps is None:
         return None
     targets = np.full(n_rows, _NO_TARGET, dtype=np.int64)
@@ -336,16 +336,21 @@ def count_targets(dfa, n_rows: int) -> np.ndarray | None:
 
 def count_room(dfa, n_rows: int) -> np.ndarray | None:
     """Per row of a count's product's table, how many characters in a row its count's loops read from there (0 past
-    its states); None for a DFA of no count (its loops hold for ever). Kept on the DFA."""
-    steps = dfa.__dict__.get("count_steps") if hasattr(dfa, "__dict__") else None
+    its states); None for a DFA of no count (its loops hold for ever). Per state, kept on the DFA."""
+    steps = _count_steps(dfa)
     if steps is None:
         return None
-    found = dfa.__dict__.get("_count_room")
-    if found is None or len(found) != n_rows:
-        found = np.zeros(n_rows, dtype=np.int64)
-        found[:len(steps)] = trie_walk.count_room(steps)
-        dfa.__dict__["_count_room"] = found
-    return found
+    per_state = dfa.__dict__.get("_count_room")
+    if per_state is None:
+        per_state = dfa.__dict__["_count_room"] = trie_walk.count_room(steps)
+    out = np.zeros(n_rows, dtype=np.int64)
+    out[:len(per_state)] = per_state
+    return out
+
+
+def _count_steps(dfa) -> np.ndarray | None:
+    """A length counter's product's `count_steps` (regular.automata._counted_product), None for any other DFA."""
+    return getattr(dfa, "__dict__", {}).get("count_steps")
 
 
 _NO_TARGET = -(1 << 40)  # (no table cell holds it: a row of no count loop loops on nothing)

@@ -320,7 +320,7 @@ def _loops_back(trans, i):
 
 def _loop_bits(lex, targets, out):
     """out[d] |= the bit of every class c with lex[d, c] == targets[d] (d itself, or for a count's product the state
-    one count on: string_mode.count_loops; class c at bit c % 64 of word c // 64); whether any row loops
+    one count on: string_mode.count_targets; class c at bit c % 64 of word c // 64); whether any row loops
     (string_mode._loop_bits, compiled: one pass, where the vectorised test compared and packed the whole table,
     about 40 µs a table inside a walk)."""
     found = False
@@ -805,8 +805,8 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
         pend_nodes, pend_ends, pend_states, pend_kinds = pend_this
         trans, loops, known, enter = tables()
         n_pend, steps, n_cov = kernel(trans, loops, known, enter, strings.lex, strings.run, strings.loops,
-                                      strings.room, strings.lex_row, strings.base, strings.exits, strings.closes, strings.plain,
-                                      node_classes, below, height, subtree, run_end, lo, hi, states, modes, token_at,
+                                      strings.room, strings.lex_row, strings.base, strings.exits, strings.closes,
+                                      strings.plain, node_classes, below, height, subtree, run_end, lo, hi, states, modes, token_at,
                                       allowed, cov_starts, cov_ends, n_cov, pend_nodes, pend_ends, pend_states,
                                       pend_kinds, stack_size, skip_plain, plain_jump, first_end, end_ids, dup_ids,
                                       dup_of)
