@@ -90,28 +90,35 @@ class StringContent:
             self.dfa = None
             return
         self.dfa = dfa  # (its rows are made from its moves as they are met; this content is not kept on it)
-        self.n_rows = dfa.n_states
+        # A length counter's product (regular.automata.CountLevels) has its rows made a level at a time, from its
+        # other DFA's table, several levels ahead of the one asked for (_level_rows); and, where every ASCII
+        # character is a class of its own, each state's simple escapes as a row after the states, as a whole
+        # table's (_dfa_lex_table: state d's at n + d), not a machine state each.
+        self._levels = getattr(dfa, "__dict__", {}).get("count_levels")
+        self._levels_made = None if self._levels is None else np.zeros(len(self._levels.starts) - 1, dtype=bool)
+        self._escape_rows = self._levels is not None and ascii_own(codes)
+        self.n_rows = 2 * dfa.n_states if self._escape_rows else dfa.n_states
         self.room = count_room(dfa, self.n_rows)
         self.count_targets = count_targets(dfa, self.n_rows)  # (StringRows.rows: where each row made loops)
-        self.total = np.zeros(dfa.n_states, dtype=bool)  # not known: never claimed
+        self.total = np.zeros(self.n_rows, dtype=bool)  # not known: never claimed
         self.loops = None  # (StringRows notes a row's loops as it is stacked)
         self._accepting = np.zeros(dfa.n_states, dtype=bool)
         self._accepting[list(dfa.accepting)] = True
-        self._at = np.full(dfa.n_states, -1, dtype=np.int64)  # per state: its row in _table, -1 not made yet
+        self._at = np.full(self.n_rows, -1, dtype=np.int64)  # per row: where it is in _table, -1 not made yet
         self._shapes: dict[tuple, np.ndarray] = {}  # a shape of moves -> its row's template (_row)
         # Per state: the one next state every plain class leads to (-1: none, or not one), -2 until its shape is
         # known. A chain cut short (_run) is followed again from its last states: their shapes are not asked anew.
-        self._next = np.full(dfa.n_states, -2, dtype=np.int64)
+        self._next = np.full(self.n_rows, -2, dtype=np.int64)
         self._table = np.empty((8, len(codes)), dtype=np.int32)
         self._made = 0
-        self.run = np.full(dfa.n_states, -1, dtype=np.int64)
+        self.run = np.full(self.n_rows, -1, dtype=np.int64)
 
     @property
     def lex(self) -> np.ndarray:
         """The whole table (UNKNOWN in rows not made yet, for a DFA built by rows: made here, for checks only)."""
         if self.whole:
             return self._table
-        out = np.full((self.dfa.n_states, len(self._codes)), trie_walk.UNKNOWN, dtype=np.int32)
+        out = np.full((self.n_rows, len(self._codes)), trie_walk.UNKNOWN, dtype=np.int32)
         made = np.flatnonzero(self._at >= 0)
         out[made] = self._table[self._at[made]]
         return out
@@ -133,9 +140,105 @@ class StringContent:
         return found
 
     def rows(self, ds: np.ndarray) -> None:
+        if self._levels is not None:
+            self._level_rows(ds)
         for d in ds.tolist():
             self._row(d)
             self._run(d)
+
+    def made_rows(self, ds) -> np.ndarray:
+        """The rows of states `ds`, each made already, as one array."""
+        if self.whole:
+            return self._table[ds]
+        return self._table[self._at[np.asarray(ds, dtype=np.int64)]]
+
+    def _level_rows(self, ds: np.ndarray, runs: bool = True) -> None:
+        """For a length counter's product: the rows of every level from each of `ds`'s to `_LEVELS_AHEAD` levels
+        beyond (the walk reads on into them: a walk asking for one row at a time stopped for a round at each
+        character), all at once from the other DFA's table, with their escape rows, and their runs. The row of the
+        pair (count, s) is s's row in the other DFA, its targets the pairs one level up (-1 where that pair is not
+        kept): the product's moves, as `_row` reads them; its escape row is _dfa_lex_table's.
+        A row asked for is a state's or its escape row's. runs: False inside `_run`'s chain, which follows them on
+        itself (the runs of a chain's other states are found when their rows are asked for: -1 until then, which
+        claims nothing)."""
+        levels, made = self._levels, self._levels_made
+        n = self.dfa.n_states
+        wanted = np.zeros(len(made) + _LEVELS_AHEAD, dtype=bool)
+        for c in (np.searchsorted(levels.starts, np.where(ds < n, ds, ds - n), side="right") - 1).tolist():
+            wanted[c:c + _LEVELS_AHEAD] = True
+        wanted = np.flatnonzero(wanted[:len(made)] & ~made)
+        if not len(wanted):
+            return
+        made[wanted] = True
+        starts = levels.starts
+        ids = np.concatenate([np.arange(starts[c], starts[c + 1]) for c in wanted.tolist()])
+        other_next, escapable_to, by_code_to, pair_at, level_of = self._other_tables()
+        s = levels.others[ids]
+        up = level_of[ids] + 1  # the level a move leads to: one up; at the top, the top again where it loops
+        top = len(made) - 1
+        up[up > top] = top if levels.top_loops else top + 1  # (top + 1: a level of no pairs)
+        pairs = pair_at[up]  # per row: the other DFA's state -> its pair one level up, -1 where none is kept
+        raw = np.take_along_axis(pairs, other_next[s], axis=1).astype(np.int32)  # (every class: escapes read it)
+        kept = pairs[:, :-1] >= 0
+        escapable = (escapable_to[s] & kept).any(axis=1)
+        rows = np.where(self._plain, raw, np.int32(-1))
+        rows[:, self._quote] = np.where(self._accepting[ids], trie_walk.CLOSE, -1)[:, None]
+        if self._escape_rows:
+            rows[:, _BACKSLASH] = np.where(escapable, n + ids, -1)
+            by_code = (by_code_to[s] & kept).any(axis=1)
+            self._store_rows(np.concatenate([ids, n + ids]),
+                             np.concatenate([rows, checked_escape_rows(raw, by_code, trie_walk.EXIT)]))
+            self._next[n + ids] = -1
+            self.run[n + ids] = 0
+        else:
+            rows[:, self._backslash] = np.where(escapable, trie_walk.EXIT, -1)[:, None]
+            self._store_rows(ids, rows)
+        plain = rows[:, self._plain]
+        if plain.shape[1]:  # the one next state every plain class leads to (_shape's `one`), else -1
+            one = (plain[:, 0] >= 0) & (plain == plain[:, :1]).all(axis=1)
+            self._next[ids] = np.where(one, plain[:, 0], -1)
+        else:
+            self._next[ids] = -1
+        ends = self._next[ids] < 0
+        self.run[ids[ends & (self.run[ids] < 0)]] = 0  # (_run's answer where no plain character goes on alike)
+        if runs:
+            for d in ids[~ends].tolist():  # (a counter's chain: followed as ever)
+                self._run(d)
+
+    def _other_tables(self) -> tuple:
+        """(the other DFA's state after each class's first character, its -1 the pair map's last cell; whether a
+        character an escape may stand for moves state s to state t, and one a `\\u` escape may; per level, the
+        other DFA's state -> its pair in the level (-1: not kept), with a level of none after the top; each pair's
+        level): kept on this content."""
+        found = getattr(self, "_other", None)
+        if found is None:
+            levels = self._levels
+            other = levels.other
+            moves = moves_array(other)
+            other_next = next_states(other, self._codes, moves)
+            other_next[other_next < 0] = other.n_states
+            to = []
+            for bounds in (ESCAPABLE_BOUNDS, ANY_CHAR_BOUNDS):
+                pairs = np.zeros((other.n_states, other.n_states), dtype=bool)
+                on = meets(moves[:, 1], moves[:, 2], bounds)
+                pairs[moves[on, 0], moves[on, 3]] = True
+                to.append(pairs)
+            n_levels = len(levels.starts) - 1
+            level_of = np.repeat(np.arange(n_levels), np.diff(levels.starts))
+            pair_at = np.full((n_levels + 1, other.n_states + 1), -1, dtype=np.int64)
+            pair_at[level_of, levels.others] = np.arange(len(level_of))
+            found = self._other = (other_next, *to, pair_at, level_of)
+        return found
+
+    def _store_rows(self, ds: np.ndarray, rows: np.ndarray) -> None:
+        """Rows of states `ds` (made whole) stored at once."""
+        end = self._made + len(ds)
+        if end > len(self._table):
+            self._table = _grown(self._table, max(end, 2 * self._made), trie_walk.UNKNOWN)
+        self._table[self._made:end] = rows
+        self._at[ds] = np.arange(self._made, end)
+        self._made = end
+        self._touched.extend(ds.tolist())
 
     def counted(self, d: int) -> int:
         """n where, from d, a run of plain characters is read up to n of them and never further (a maxLength
@@ -160,6 +263,9 @@ class StringContent:
         order of appearance; whether d accepts; whether an escape could go on), one template whose targets are
         filled in, so the states of a counter (one shape) cost a lookup each, not a search of every class."""
         if self.whole or self._at[d] >= 0:
+            return
+        if self._levels is not None:
+            self._level_rows(np.array([d], dtype=np.int64))
             return
         template, one, targets = self._shape(d)
         self._next[d] = targets[one] if one >= 0 else -1
@@ -226,6 +332,9 @@ class StringContent:
         following = self._next
         while self.run[e] < 0 and e not in seen and len(chain) <= 2 * self.cap + 1:
             nxt = int(following[e])
+            if nxt == -2 and self._levels is not None:  # a count's product: its level made (a row per state, not
+                self._level_rows(np.array([e], dtype=np.int64), runs=False)  # one made alone, which has no escape row)
+                nxt = int(following[e])
             if nxt == -2:  # its shape (not its row: the chain's rows are made at once below)
                 template, one, targets = self._shape(e)
                 nxt = following[e] = targets[one] if one >= 0 else -1
@@ -257,6 +366,7 @@ class StringContent:
 
 
 _WHOLE_CELLS = 1 << 18  # a DFA's table up to this many cells is built whole at once (1 MiB)
+_LEVELS_AHEAD = 32  # a length counter's product built by rows: levels made at once (StringContent._level_rows)
 _KEPT_PARTITIONS = 8  # a DFA keeps its tables for this many class partitions (and caps), the least recent let go
 
 
@@ -633,7 +743,8 @@ class StringRows:
         self.lex[0] = trie_walk.UNKNOWN  # row 0: a row not made yet (a DFA built by rows)
         self._lex_used, self._rows_used = 1, 0
         self._dfas: dict[int, tuple] = {}  # id(dfa) -> its tables, their first row in lex, its own rows (_dfa)
-        self._by_rows: dict[int, tuple[dict, list]] = {}  # id(content) built by rows -> {state: lex row}, bases
+        self._by_rows: dict[int, tuple[np.ndarray, list]] = {}  # id(content) built by rows -> its rows' lex rows
+        # (-1: none yet), the strings' bases
         self._kept: list = []  # the DFAs met, kept alive while their ids are keys
         self._strings: dict = {}  # (id(dfa), stack at d=0) -> the string's first row
         self._bases: list[int] = []  # per string, in row order: its first row, and (tables, first lex row, stack)
@@ -667,8 +778,8 @@ class StringRows:
             else:  # built by rows: the rows made so far, the rest not made yet
                 self.lex_row[base:base + n] = 0
                 made, bases = self._by_rows[id(content)]
-                if made:
-                    self.lex_row[base + np.fromiter(made, dtype=np.int64)] = np.fromiter(made.values(), np.int64)
+                stacked = np.flatnonzero(made >= 0)
+                self.lex_row[base + stacked] = made[stacked]
                 bases.append(base)
             if own is not None:  # a context's own rows, where they differ from the shared table's
                 self.lex_row[base + own[0]] = own[1]
@@ -695,14 +806,14 @@ class StringRows:
         for content in contents.values():  # a row's run may have followed a chain through others: copy them all
             made, bases = self._by_rows[id(content)]
             states = content.touched()
-            new = [t for t in states.tolist() if t not in made]
-            if new:  # stacked, and every string of the DFA pointed at them
-                first = self._stack(np.stack([content.row(t) for t in new]), np.zeros(len(new), dtype=np.int64),
+            new = states[made[states] < 0]
+            if len(new):  # stacked, and every string of the DFA pointed at them
+                first = self._stack(content.made_rows(new), np.zeros(len(new), dtype=np.int64),
                                     np.zeros(len(new), dtype=bool))
-                made.update(zip(new, range(first, first + len(new))))
+                made[new] = np.arange(first, first + len(new))
                 for base in bases:
-                    self.lex_row[base + np.array(new)] = np.arange(first, first + len(new))
-            at = np.array([made[t] for t in states.tolist()], dtype=np.int64)
+                    self.lex_row[base + new] = made[new]
+            at = made[states]
             self.run[at] = content.run[states]
             # Every plain run a token holds is read where more plain characters than the deepest token's are surely
             # taken (a maxLength counter far from its end); elsewhere `total` is not claimed for a DFA built by rows.
@@ -766,7 +877,7 @@ class StringRows:
                 self.room[first:first + len(content.room)] = content.room
         else:  # its rows are stacked as they are made (rows)
             first = -1
-            self._by_rows[id(content)] = ({}, [])
+            self._by_rows[id(content)] = (np.full(content.n_rows, -1, dtype=np.int64), [])
         found = self._dfas[id(dfa)] = (content, first, None)
         self._kept.append(dfa)  # its id stays its own (a whole content does not keep its DFA)
         return found

@@ -9,6 +9,7 @@ machine that steps through it and refuses the moves that are not listed never wa
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -92,6 +93,19 @@ def _product(a: DFA, b: DFA) -> DFA | None:
     return trim(crawl((a.start, b.start), moves_of, accepts, capped_as="the intersection"))
 
 
+class CountLevels(NamedTuple):
+    """How a length counter's product (_counted_product) is laid out: its states come in levels, one per count, level
+    c being states starts[c] to starts[c + 1] - 1, and state p pairs the count with `other`'s state others[p]. A move
+    from level c leads into level c + 1 (at the top: into the top itself where `top_loops`, else nowhere), to the
+    pair of the move's target in `other`, where that pair is kept. String mode builds such a table a level at a
+    time from `other`'s (structbench.masking.string_mode)."""
+
+    other: DFA
+    starts: np.ndarray
+    others: np.ndarray
+    top_loops: bool
+
+
 def _counted_product(bounds: tuple[int, int | None], other: DFA) -> DFA | None:
     """intersect(a length counter, other): the same DFA, state for state, as the product's crawl and trim make
     (the counter's every state moves on every character, so a pair's moves are `other`'s, and the pairs are numbered
@@ -173,6 +187,7 @@ def _counted_product(bounds: tuple[int, int | None], other: DFA) -> DFA | None:
     # where the count stays, the pair itself; -1 where `other` does not loop or that pair is not kept.
     moves, final, ends, whole_rows, count_steps = [], [], set(), set(), []
     self_loops = [any(t == s for _, _, t in row) for s, row in enumerate(rows_of)]
+    level_starts, others = [], []  # (count_levels)
     level, base, count = [other.start], 0, 0
     while True:
         at_top = count == top
@@ -183,6 +198,8 @@ def _counted_product(bounds: tuple[int, int | None], other: DFA) -> DFA | None:
         else:
             nxt = targets_in_order(level, keep)
             nxt_base, position = base + len(level), {s: k for k, s in enumerate(nxt)}
+        level_starts.append(base)
+        others.extend(level)
         for k, state in enumerate(level):
             if count >= min_len and state in accepting:
                 final.append(base + k)
@@ -206,6 +223,8 @@ def _counted_product(bounds: tuple[int, int | None], other: DFA) -> DFA | None:
         level, base, count = nxt, nxt_base, count + 1
     dfa = DFA.of_checked_moves(tuple(moves), frozenset(final))
     dfa.__dict__["count_steps"] = np.array(count_steps, dtype=np.int64)
+    dfa.__dict__["count_levels"] = CountLevels(other, np.array(level_starts + [len(moves)], dtype=np.int64),
+                                               np.array(others, dtype=np.int64), loops)
     # Its moves' non-ASCII ends (dfa.non_ascii_ends, which the checker's classes are cut at), from other's rows
     # (each once) and the rows trimmed, not from its every move.
     for state in whole_rows:

@@ -986,6 +986,46 @@ def test_a_checked_keys_escape_rows_are_the_checkers_steps(schema, used, escapes
     assert contexts == len(used) + 1
 
 
+@pytest.mark.parametrize("other, bounds", [("email", (0, 254)), ("email", (3, 1024)),
+                                           (r"^[a-zA-Z0-9_.\\-]+$", (2, 2500)), (r'^(?:ab|[0-9]+x)*["/]?$', (0, 1000)),
+                                           (r"^.*$", (5, 2500))])
+def test_a_counts_product_built_a_level_at_a_time_is_its_whole_table(other, bounds):
+    """A length counter's product too big to build whole (an email under a maxLength of 254) is built a level of
+    counts at a time, several levels past the row asked for, with its escape rows: asked for its rows in a random
+    order (states' and escape rows'), it ends up with the whole table's every row, and its runs (a pure counter's
+    chains, `^.*$`). A walk's first row builds more than its own level."""
+    from structbench.masking import string_mode
+    from structbench.regular.automata import any_string, intersect
+    from structbench.regular.dfa import compile_pattern
+    from structbench.regular.formats import format_dfa
+
+    dfa = intersect(any_string(*bounds), format_dfa(other) if other == "email" else compile_pattern(other, True))
+    codes, cap = machine_boundaries(), 64
+    levels = dfa.__dict__["count_levels"]
+    by_levels = string_mode.StringContent(dfa, codes, cap)  # (built by rows: not kept on the DFA, as a whole one is)
+    assert not by_levels.whole and by_levels.n_rows == 2 * dfa.n_states  # (its escape rows after its states)
+    order = np.random.default_rng(7).permutation(by_levels.n_rows)
+    by_levels.rows(order[:1])
+    first = order[0] % dfa.n_states
+    level = int(np.searchsorted(levels.starts, first, side="right")) - 1
+    ahead = levels.starts[min(level + 2, len(levels.starts) - 1)]
+    assert (by_levels._at[first:ahead] >= 0).all()  # the next level's rows were made with the first's
+    for k in range(1, len(order), 5):
+        by_levels.rows(order[k:k + 1])
+    by_levels.rows(np.arange(by_levels.n_rows))
+    saved = string_mode._WHOLE_CELLS
+    string_mode._WHOLE_CELLS = 1 << 30
+    try:
+        whole = string_mode.StringContent(dfa, codes, cap)
+    finally:
+        string_mode._WHOLE_CELLS = saved
+    assert whole.whole and len(whole.lex) == by_levels.n_rows
+    assert np.array_equal(by_levels.lex, whole.lex)
+    assert np.array_equal(np.minimum(by_levels.run, cap + 1), np.minimum(whole.run, cap + 1))
+    if other == r"^.*$":  # a counter's chains: plain characters surely taken
+        assert (by_levels.run > 0).sum() > dfa.n_states // 2
+
+
 @pytest.mark.parametrize("name", ["maxLength", "pattern", "format", "searched", "keys"])
 def test_whole_string_tables_are_the_rows_built_one_by_one(name):
     """String mode's tables built whole at once (one vectorised pass; a key's from its name tree) are the rows

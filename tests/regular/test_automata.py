@@ -95,6 +95,26 @@ def test_a_length_counters_product_is_the_crawled_one_state_for_state(bounds):
             assert got == crawled, (bounds, other)
             # its non-ASCII ends, found from the other's rows and the trimmed ones, are its moves' own
             assert got is None or non_ascii_ends(got) == non_ascii_ends(crawled), (bounds, other)
+            if got is not None:
+                check_count_levels(got)
     with using(Limits(max_dfa_states=30)):
         with pytest.raises(TooComplex, match="the intersection needs more than 30 states"):
             intersect_all([any_string(0, 40), format_dfa("email")])
+
+
+def check_count_levels(dfa) -> None:
+    """A length counter's product's `count_levels` (what string mode builds its table from, a level at a time): its
+    states in levels one count apart, each pairing the count with a state of the other DFA, whose every move is the
+    pair's own, to the pair one level up (the top's to the top, where it loops), where that pair is kept, and to
+    nowhere where it is not."""
+    levels = dfa.__dict__["count_levels"]
+    starts, others, other = levels.starts, levels.others, levels.other
+    assert starts[0] == 0 and starts[-1] == dfa.n_states and (starts[1:] >= starts[:-1]).all()
+    level_of = [c for c in range(len(starts) - 1) for _ in range(starts[c], starts[c + 1])]
+    top = len(starts) - 2
+    for p, row in enumerate(dfa.moves):
+        c = level_of[p]
+        up = c + 1 if c < top else c if levels.top_loops else None
+        pairs = {} if up is None else {int(others[q]): q for q in range(starts[up], starts[up + 1])}
+        expected = tuple((lo, hi, pairs[t]) for lo, hi, t in other.moves[others[p]] if t in pairs)
+        assert row == expected, (p, c)
