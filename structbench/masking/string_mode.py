@@ -230,15 +230,15 @@ class StringContent:
             found = self._other = (other_next, *to, pair_at, level_of)
         return found
 
-    def _store_rows(self, ds: np.ndarray, rows: np.ndarray) -> None:
-        """Rows of states `ds` (made whole) stored at once."""
+    def _store_rows(self, ds, rows: np.ndarray) -> None:
+        """Rows of states `ds` (a list, or an array) stored at once."""
         end = self._made + len(ds)
         if end > len(self._table):
             self._table = _grown(self._table, max(end, 2 * self._made), trie_walk.UNKNOWN)
         self._table[self._made:end] = rows
         self._at[ds] = np.arange(self._made, end)
         self._made = end
-        self._touched.extend(ds.tolist())
+        self._touched.extend(ds if type(ds) is list else ds.tolist())
 
     def counted(self, d: int) -> int:
         """n where, from d, a run of plain characters is read up to n of them and never further (a maxLength
@@ -295,13 +295,7 @@ class StringContent:
             rows = np.repeat(template[None, :], len(ds), axis=0)
             if into.any():
                 rows[:, into] = np.array(targets, dtype=np.int32)[:, template[into]]
-        end = self._made + len(ds)
-        if end > len(self._table):
-            self._table = _grown(self._table, max(end, 2 * self._made), trie_walk.UNKNOWN)
-        self._table[self._made:end] = rows
-        self._at[ds] = np.arange(self._made, end)
-        self._made = end
-        self._touched.extend(ds)
+        self._store_rows(ds, rows)
 
     def _template(self, shape: tuple) -> np.ndarray:
         """A row of `shape` (_row) with target ranks where its states go."""
