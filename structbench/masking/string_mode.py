@@ -56,8 +56,9 @@ class StringContent:
     The table is built whole at once where it is small (every DFA state's row in one vectorised pass, kept on the
     DFA for every schema that shares it: the walk then never stops for a row), else a row on first need, stored
     as it is made (`whole` False: a maxLength counter of 32,767 has as many states, of which a walk meets a few;
-    a table for all would be tens of megabytes). A key's DFA (structbench.jsonschema.key_trie.KeyTrie) builds its
-    own table."""
+    a table for all would be tens of megabytes); a length counter's product with another DFA (an email under a
+    maxLength of 254), a level of counts at a time (`_level_rows`). A key's DFA
+    (structbench.jsonschema.key_trie.KeyTrie) builds its own table."""
 
     def __init__(self, dfa, boundaries: np.ndarray, cap: int, unicode_escapes: tuple[str, ...] | None = None):
         """unicode_escapes: the hex digits the vocabulary's tokens hold after a `\\u` (unicode_escape_prefixes), read
