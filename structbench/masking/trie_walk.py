@@ -333,6 +333,52 @@ def _loop_bits(lex, targets, out):
     return found
 
 
+def _chain_steps(rows, counts, out):
+    """string_mode._chain_steps, compiled (which says what it is): `rows` a DFA's states' rows over the plain
+    classes, `counts` zeros, one per state (scratch, left zero); out[d] the state's step, -1 none. Returns whether
+    some state steps on to a later one."""
+    n, width = rows.shape
+    chained = False
+    for d in range(n):
+        loops = False
+        for c in range(width):
+            t = rows[d, c]
+            if t == d:
+                loops = True
+                break
+            if t > d:
+                counts[t] += 1
+        best, most = -1, 0
+        for c in range(width):
+            t = rows[d, c]
+            if t > d:
+                if not loops and (counts[t] > most or (counts[t] == most and t < best)):
+                    best, most = t, counts[t]
+                counts[t] = 0
+        out[d] = d if loops else best
+        if best >= 0 and not loops:
+            chained = True
+    # A chain holds where the classes that step a state on step its next state on too, against the steps as found
+    # (the next state is later: its step is not changed yet when this one's is checked)
+    for d in range(n):
+        t = out[d]
+        if t > d and out[t] >= 0:
+            for c in range(width):
+                if rows[d, c] == t and rows[t, c] != out[t]:
+                    out[d] = -1
+                    break
+    return chained
+
+
+def chain_steps(rows: np.ndarray) -> np.ndarray | None:
+    """_chain_steps over `rows` (a DFA's states' rows over the plain classes), compiled; None where no state steps on
+    to a later one."""
+    rows = np.ascontiguousarray(rows, dtype=np.int32)
+    out = np.full(len(rows), -1, dtype=np.int64)
+    found = _kernels().chain_steps(rows, np.zeros(len(rows), dtype=np.int64), out)
+    return out if found else None
+
+
 def _count_room(steps, unbounded, out):
     """out[d]: how many characters in a row state d reads by its count's loops (steps[d], the state one count on,
     always a later one; d itself where the count stays: `unbounded`; -1 none): 0 where none."""
@@ -535,6 +581,7 @@ class _Kernels(NamedTuple):
     plain_runs: object
     loop_bits: object
     count_room: object
+    chain_steps: object
     key_trie_table: object
     checked_table: object  # (reads moves_table's table: a kernel here calls no other)
 
@@ -549,7 +596,7 @@ def _kernels() -> _Kernels:
 
     return _Kernels(jit(_walk), jit(_classes_below), jit(_class_runs), jit(_non_ascii_below), jit(_next_kept),
                     jit(_exit_skips), jit(_loops_back), jit(_moves_table), jit(_plain_runs), jit(_loop_bits),
-                    jit(_count_room), jit(_key_trie_table), jit(_checked_table))
+                    jit(_count_room), jit(_chain_steps), jit(_key_trie_table), jit(_checked_table))
 
 
 @cache

@@ -269,14 +269,50 @@ def test_masks_equal_the_token_walk(vocab, name, compiled):
 
 # A length counter's product with a format's or a pattern's DFA: its loops are read with the count (string_mode's
 # count_targets), a subtree of them taken whole while the count has room (`near`: a few characters left), its table
-# whole up to 2^18 cells (e64, code, near) and made by rows beyond (e1700: 18,661 states)
+# whole up to 2^18 cells (e64, code, near) and made by rows beyond (e1700: 18,661 states, a level at a time). And a
+# pattern's counted repetitions, a chain of states found in its table (string_mode._chain_steps: `key`, `zip`).
 COUNTED = ({"type": "object", "properties": {
     "e64": {"type": "string", "format": "email", "maxLength": 64},
     "e1700": {"type": "string", "format": "email", "maxLength": 1700},
     "code": {"type": "string", "pattern": "^[a-z0-9]+$", "maxLength": 12},
-    "near": {"type": "string", "format": "email", "minLength": 6, "maxLength": 9}}},
+    "near": {"type": "string", "format": "email", "minLength": 6, "maxLength": 9},
+    "key": {"type": "string", "pattern": "^[0-9a-zA-Z_-]{1,40}$"},
+    "zip": {"type": "string", "pattern": "^\\d{5}(-\\d{4})?$"}}},
     {"e64": "ada.lovelace@example.com", "e1700": "grace.hopper.research@computers.example.org", "code": "abc123def",
-     "near": "ab@cd.ef"})
+     "near": "ab@cd.ef", "key": "example-key_0123456789-abcdefghij-ABCDEF", "zip": "12345-6789"})
+
+
+@pytest.mark.parametrize("pattern", [r"^[0-9a-zA-Z_-]{1,255}$", r"^[A-Z]{2}-\d+$", r"^\d{5}(-\d{4})?$",
+                                     r"^(?:ab|[0-9]+x)*$", r"^[a-f]{3,8}[0-9]{2}$", "email", "uri", "date-time"])
+def test_a_patterns_chain_steps_read_every_run_their_room_allows(pattern):
+    """A DFA's count steps found in its table (string_mode._chain_steps; trie_walk.chain_steps, compiled, finds the
+    same): from every state with a step, every run of the classes that step it on is read by the DFA for as many
+    characters as its room (count_room) says, which is what lets string mode take such a subtree whole; a counted
+    repetition's room is exact."""
+    from structbench.masking import string_mode
+    from structbench.regular.dfa import compile_pattern
+    from structbench.regular.formats import format_dfa
+
+    dfa = compile_pattern(pattern, True) if pattern.startswith("^") else format_dfa(pattern)
+    codes = machine_boundaries().astype(np.int64)
+    plain = string_mode.json_classes(codes)[0]
+    lex = string_mode._dfa_lex_table(dfa, codes, plain, None)[:dfa.n_states]
+    steps = string_mode._chain_steps(lex, plain)
+    if trie_walk.compiled():
+        compiled_steps = trie_walk.chain_steps(lex[:, plain])
+        assert (steps is None and compiled_steps is None) or np.array_equal(steps, compiled_steps)
+    assert steps is not None and (steps > np.arange(dfa.n_states)).any()
+    room = trie_walk.count_room(steps)
+    rng = np.random.default_rng(5)
+    for d in np.flatnonzero(steps >= 0).tolist():
+        classes = np.flatnonzero(plain & (lex[d] == steps[d]))
+        assert len(classes)
+        for length in range(1, min(int(room[d]), 12) + 1):
+            for _ in range(8):
+                text = "".join(chr(codes[c]) for c in rng.choice(classes, length))
+                assert dfa.walk(d, text) is not None, (d, text, room[d])
+    if pattern == r"^[0-9a-zA-Z_-]{1,255}$":
+        assert room[0] == 255 and room[254] == 1 and steps[255] == -1
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -291,13 +327,14 @@ def test_counted_strings_masks_equal_the_token_walk(vocab, seed):
     checker = SchemaChecker(schema, "any", "lesson")
     bounds = machine_boundaries(checker.special_chars())
     trie, plain = TrieDense(checker, bounds, vocab), LazyDense(checker, bounds, vocab)
-    steps = [n.string_dfa.__dict__.get("count_steps") for n in checker.nodes.values() if n.string_dfa is not None]
-    assert sum(s is not None for s in steps) == 4  # (each string is a count's product: the check reads them)
+    dfas = [n.string_dfa for n in checker.nodes.values() if n.string_dfa is not None]
+    assert sum("count_levels" in dfa.__dict__ for dfa in dfas) == 4  # (four strings are a count's product)
     states = reached_states(checker, plain, vocab, value, np.random.default_rng(seed), branches=24)
     for i in states:
         expected, _ = plain.mask(i)
         got, _ = trie.mask(trie.id_of(plain.states[i]))
         assert np.array_equal(got, expected), (plain.states[i][-1], np.flatnonzero(got != expected)[:10])
+    assert sum(dfa.__dict__.get("count_steps") is not None for dfa in dfas) == 6  # (and the patterns' chains, found)
     room = trie._strings.room[:trie._strings._lex_used]
     assert (room < trie_walk.UNBOUNDED_ROOM).any() and (room > 0).any()  # (rows with a count's room were read)
 
