@@ -246,6 +246,13 @@ class KeyPatternDFA:
         self.states, self.live, self.may_end, self.shared, self.alive = states, live, may_end, shared, alive
         self.n_states = self.content_states = states.n_states
 
+    @property
+    def counted_from(self) -> int | None:
+        """The shared DFA's: its first state past the name prefixes (the other keys' states, whose rows no
+        context's differ in: keys._context_dfa), where string mode may read a pattern's counted repetitions as a
+        count (string_mode._find_chains); None for a context, which reads the shared table."""
+        return len(self.states.texts) if self.shared is None else None
+
     @cached_property
     def live_prefixes(self) -> frozenset[int]:
         """The live name prefixes (states below len(states.texts)), as a set."""

@@ -416,19 +416,34 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int, unicode_e
     elif hasattr(dfa, "string_table"):  # a key checked by DFAs (structbench.jsonschema.key_patterns): its own table
         lex = dfa.string_table(codes, trie_walk.CLOSE, trie_walk.EXIT)
         found = (lex, *_plain_runs(lex, plain, cap))
+        first = getattr(dfa, "counted_from", None)  # (its other keys' states: no context's rows differ there)
+        if first is not None:
+            _find_chains(dfa, lex[:dfa.content_states], plain, first)
     elif dfa.n_states * len(codes) <= _WHOLE_CELLS:
         lex = _dfa_lex_table(dfa, codes, plain, unicode_escapes)
         found = (lex, *_plain_runs(lex, plain, cap))
-        if _count_steps(dfa) is None and hasattr(dfa, "__dict__"):  # (a pattern's counted repetitions, as a count's)
-            steps = (trie_walk.chain_steps(lex[:dfa.n_states, plain]) if trie_walk.compiled()
-                     else _chain_steps(lex[:dfa.n_states], plain))
-            if steps is not None:
-                dfa.__dict__["count_steps"] = steps
+        if hasattr(dfa, "__dict__"):  # (a pattern's counted repetitions, read as a count's)
+            _find_chains(dfa, lex[:dfa.n_states], plain)
     else:
         return None
     found = (*found, _loop_bits(found[0], count_targets(dfa, len(found[0]))))
     _keep(dfa, "_string_mode_tables", key, found)
     return found
+
+
+def _find_chains(dfa, lex: np.ndarray, plain: np.ndarray, first: int = 0) -> None:
+    """A DFA's count steps found in its table (`lex`: its states' rows) and kept on it as a count's (`count_steps`),
+    where it has no count of its own and some state steps on to another; states before `first` keep their own loops
+    alone (a key's name prefixes, whose rows a context may refuse: KeyPatternDFA.counted_from)."""
+    if _count_steps(dfa) is not None:
+        return
+    steps = trie_walk.chain_steps(lex[:, plain]) if trie_walk.compiled() else _chain_steps(lex, plain)
+    if steps is None:
+        return
+    head = steps[:first]
+    head[head != np.arange(len(head))] = -1
+    if (steps > np.arange(len(steps))).any():
+        dfa.__dict__["count_steps"] = steps
 
 
 def _chain_steps(lex: np.ndarray, plain: np.ndarray) -> np.ndarray | None:  # (trie_walk.chain_steps compiled)

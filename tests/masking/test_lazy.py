@@ -282,6 +282,41 @@ COUNTED = ({"type": "object", "properties": {
      "near": "ab@cd.ef", "key": "example-key_0123456789-abcdefghij-ABCDEF", "zip": "12345-6789"})
 
 
+# Keys checked by a counted pattern, read as a count in string mode (KeyPatternDFA.counted_from: the other keys'
+# states alone, beside names whose prefixes a context refuses once used)
+COUNTED_KEYS = [({"type": "object", "patternProperties": {"^[0-9a-zA-Z_-]{1,12}$": {"type": "integer"}},
+                  "additionalProperties": False},
+                 {"key-1": 1, "abcdefghijkl": 2, "Z": 3}),
+                ({"type": "object", "properties": {"id": {"type": "integer"}, "ids": {"type": "integer"}},
+                  "patternProperties": {"^[0-9a-zA-Z_-]{1,12}$": {"type": "integer"}}, "additionalProperties": False},
+                 {"id": 1, "key-1_ab": 2, "ids": 5, "abcdefghijkl": 3, "i": 4}),
+                ({"type": "object", "properties": {"aaaa": {"type": "integer"}, "aaab": {"type": "integer"}},
+                  "patternProperties": {"^[ab]{1,12}$": {"type": "integer"}}, "additionalProperties": False},
+                 {"aaaa": 1, "ab": 2, "aaab": 3, "b": 4, "aaaaaaaa": 5})]
+
+
+@pytest.mark.parametrize("case", [0, 1, 2])
+def test_keys_of_a_counted_pattern_masks_equal_the_token_walk(vocab, case):
+    """A key checked by a counted pattern: string mode takes a subtree of its classes whole while the chain has room
+    (its other keys' states; not its names' prefixes, whose rows a context refuses once a name is used), and its
+    masks, along the instance and random detours, are LazyDense's token walk's."""
+    require_llama3(vocab)
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    schema, value = COUNTED_KEYS[case]
+    checker = SchemaChecker(schema, "any", "lesson")
+    bounds = machine_boundaries(checker.special_chars())
+    trie, plain = TrieDense(checker, bounds, vocab), LazyDense(checker, bounds, vocab)
+    states = reached_states(checker, plain, vocab, value, np.random.default_rng(3), branches=24)
+    for i in states:
+        expected, _ = plain.mask(i)
+        got, _ = trie.mask(trie.id_of(plain.states[i]))
+        assert np.array_equal(got, expected), (plain.states[i][-1], np.flatnonzero(got != expected)[:10])
+    keyed = [dfa for dfa in trie._strings._kept if getattr(dfa, "counted_from", None) is not None]
+    steps = [dfa.__dict__.get("count_steps") for dfa in keyed]
+    assert any(s is not None and (s > np.arange(len(s))).sum() >= 10 for s in steps)  # (the chain was read)
+
+
 @pytest.mark.parametrize("pattern", [r"^[0-9a-zA-Z_-]{1,255}$", r"^[A-Z]{2}-\d+$", r"^\d{5}(-\d{4})?$",
                                      r"^(?:ab|[0-9]+x)*$", r"^[a-f]{3,8}[0-9]{2}$", "email", "uri", "date-time"])
 def test_a_patterns_chain_steps_read_every_run_their_room_allows(pattern):
