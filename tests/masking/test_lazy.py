@@ -300,18 +300,9 @@ def test_keys_of_a_counted_pattern_masks_equal_the_token_walk(vocab, case):
     """A key checked by a counted pattern: string mode takes a subtree of its classes whole while the chain has room
     (its other keys' states; not its names' prefixes, whose rows a context refuses once a name is used), and its
     masks, along the instance and random detours, are LazyDense's token walk's."""
-    require_llama3(vocab)
-    if not trie_walk.compiled():
-        pytest.skip("numba is not installed")
     schema, value = COUNTED_KEYS[case]
-    checker = SchemaChecker(schema, "any", "lesson")
-    bounds = machine_boundaries(checker.special_chars())
-    trie, plain = TrieDense(checker, bounds, vocab), LazyDense(checker, bounds, vocab)
-    states = reached_states(checker, plain, vocab, value, np.random.default_rng(3), branches=24)
-    for i in states:
-        expected, _ = plain.mask(i)
-        got, _ = trie.mask(trie.id_of(plain.states[i]))
-        assert np.array_equal(got, expected), (plain.states[i][-1], np.flatnonzero(got != expected)[:10])
+    checker, trie, plain = one_checker_beside_token_walk(vocab, schema)
+    assert_masks_as_token_walk(trie, plain, checker, vocab, value, seed=3, branches=24)
     keyed = [dfa for dfa in trie._strings._kept if getattr(dfa, "counted_from", None) is not None]
     steps = [dfa.__dict__.get("count_steps") for dfa in keyed]
     assert any(s is not None and (s > np.arange(len(s))).sum() >= 10 for s in steps)  # (the chain was read)
@@ -350,25 +341,27 @@ def test_a_patterns_chain_steps_read_every_run_their_room_allows(pattern):
         assert room[0] == 255 and room[254] == 1 and steps[255] == -1
 
 
+def one_checker_beside_token_walk(vocab, schema: dict) -> tuple:
+    """(a checker of `schema`, a TrieDense and a LazyDense over it): one checker for both, as a schema's big DFAs are
+    numbered by identity (two checkers' states differ); the test skipped without Llama 3 or numba."""
+    require_llama3(vocab)
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    checker = SchemaChecker(schema, "any", "lesson")
+    bounds = machine_boundaries(checker.special_chars())
+    return checker, TrieDense(checker, bounds, vocab), LazyDense(checker, bounds, vocab)
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_counted_strings_masks_equal_the_token_walk(vocab, seed):
     """Strings under a maxLength over a format or pattern: the walk's masks, which take a subtree of the DFA's own
     loop characters whole while the count has room, are LazyDense's token walk's, along the instance and random
     detours (one checker for both: a schema's big DFAs are numbered by identity, so two checkers' states differ)."""
-    require_llama3(vocab)
-    if not trie_walk.compiled():
-        pytest.skip("numba is not installed")
     schema, value = COUNTED
-    checker = SchemaChecker(schema, "any", "lesson")
-    bounds = machine_boundaries(checker.special_chars())
-    trie, plain = TrieDense(checker, bounds, vocab), LazyDense(checker, bounds, vocab)
+    checker, trie, plain = one_checker_beside_token_walk(vocab, schema)
     dfas = [n.string_dfa for n in checker.nodes.values() if n.string_dfa is not None]
     assert sum("count_levels" in dfa.__dict__ for dfa in dfas) == 4  # (four strings are a count's product)
-    states = reached_states(checker, plain, vocab, value, np.random.default_rng(seed), branches=24)
-    for i in states:
-        expected, _ = plain.mask(i)
-        got, _ = trie.mask(trie.id_of(plain.states[i]))
-        assert np.array_equal(got, expected), (plain.states[i][-1], np.flatnonzero(got != expected)[:10])
+    assert_masks_as_token_walk(trie, plain, checker, vocab, value, seed=seed, branches=24)
     assert sum(dfa.__dict__.get("count_steps") is not None for dfa in dfas) == 6  # (and the patterns' chains, found)
     room = trie._strings.room[:trie._strings._lex_used]
     assert (room < trie_walk.UNBOUNDED_ROOM).any() and (room > 0).any()  # (rows with a count's room were read)
@@ -679,13 +672,13 @@ def compiled_beside_token_walk(vocab, name: str) -> tuple:
                                                                           bounds, vocab)
 
 
-def assert_masks_as_token_walk(trie, plain, checker, vocab, value, seed: int) -> None:
+def assert_masks_as_token_walk(trie, plain, checker, vocab, value, seed: int, **reach) -> None:
     """The TrieDense's masks are the LazyDense's (the vectorised token walk) at every state reached along the value
-    and random detours from it."""
-    for i in reached_states(checker, plain, vocab, value, np.random.default_rng(seed)):
+    and random detours from it (`reach`: reached_states' options)."""
+    for i in reached_states(checker, plain, vocab, value, np.random.default_rng(seed), **reach):
         expected, _ = plain.mask(i)
         got, _ = trie.mask(trie.id_of(plain.states[i]))
-        assert np.array_equal(got, expected), plain.states[i][-1]
+        assert np.array_equal(got, expected), (plain.states[i][-1], np.flatnonzero(got != expected)[:10])
 
 
 @pytest.mark.parametrize("name", ["pattern and format", "pattern keys and used names", "unions of open objects with "
