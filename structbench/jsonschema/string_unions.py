@@ -38,16 +38,22 @@ class OrFreeDFA(DFA):
 
 def or_free(dfa: DFA) -> OrFreeDFA | None:
     """The union's DFA where its checked branches are at states of `dfa` and the rest are free strings (kept on
-    `dfa`); None where `dfa` has more than MAX_STATES states."""
+    `dfa`); None where `dfa` has more than MAX_STATES states, but for a length counter (any_string's), whose
+    states' moves are made at once, however many."""
     found = dfa.__dict__.get("_or_free", False)
     if found is not False:
         return found
     found = None
-    if dfa.n_states <= MAX_STATES:
-        sink = dfa.n_states
+    sink = dfa.n_states
+    if "_length_counter" in dfa.__dict__:  # a maxLength alone (o9961's 32,767): every row but the last is whole
+        moves = dfa.moves[:-1] + (_completed(dfa.moves[-1], sink), ((0, _LAST_CODE, sink),))
+        found = OrFreeDFA.of_checked_moves(moves, frozenset(range(sink + 1)))
+        found.__dict__["_non_ascii_ends"] = frozenset()  # (every move is over every code point)
+    elif dfa.n_states <= MAX_STATES:
         moves = [_completed(row, sink) for row in dfa.moves]
         moves.append(((0, _LAST_CODE, sink),))
         found = OrFreeDFA(tuple(moves), frozenset(range(sink + 1)), dfa.start)
+    if found is not None:
         found.__dict__["_or_free_of"] = weakref.ref(dfa)
         found.__dict__["free_sink"] = sink
     dfa.__dict__["_or_free"] = found  # (the frozen dataclass's own fields are untouched)

@@ -76,6 +76,12 @@ SCHEMAS = {
         {"type": "object", "properties": {"id": {"type": "string", "pattern": "^[a-f0-9]{4}$"}}}]},
         "more": {"type": "array", "items": {"$ref": "#/properties/ctx"}}}},
         {"ctx": {"a": "ab\nc", "b": 2}, "more": [{"a": "abcdefgh"}, {"id": "beef"}, {"id": "not hex"}]}),
+    # The same past string_unions.MAX_STATES: a maxLength alone (a length counter, Github o9961's 32,767), whose
+    # or_free DFA is made at once, however long
+    "a long maxLength against free ones in a union": ({"type": "object", "properties": {"ctx": {"anyOf": [
+        {"type": "object", "properties": {"a": {"type": "string", "maxLength": 5000}}},
+        {"type": "object", "properties": {"b": {"type": "integer"}}}]}}},
+        {"ctx": {"a": "ab\ncd ef", "b": 2}}),
     "pattern keys, non-ASCII": ({"type": "object", "patternProperties": {"^x-[a-z]+$": {"type": "string"}},
                                  "properties": {"café": {"type": "string", "maxLength": 40}},
                                  "additionalProperties": False},
@@ -1733,6 +1739,15 @@ def test_a_union_of_a_checked_string_and_free_ones_is_one_dfa(vocab):
         assert checker.string_content(stack)[0] is checker.string_content(checker.feed(
             checker.start(), '{"x": "'))[0]  # a free string's alone
         assert checker.with_string_state(stack, d, dfa) == stack  # (the sink's stack read on: as it is)
+    long = SchemaChecker(SCHEMAS["a long maxLength against free ones in a union"][0], "any", "lesson")
+    stack = long.feed(long.start(), '{"ctx": {"a": "')
+    dfa, d = long.string_content(stack)
+    assert dfa.n_states == 5002 and dfa.free_sink == 5001 and d == 0  # (a count of 0-5,000 and the sink)
+    base = long.with_string_state(stack, 0)
+    for ch in "x" * 5001:
+        stack, d = long.step(stack, ch), dfa.step(d, ch)
+        assert d in (5000, 5001) or d % 1000 or long.with_string_state(base, d, dfa) == stack
+    assert d == dfa.free_sink and long.with_string_state(base, d, dfa) == stack and stack[-1].kind == "string"
     two = SchemaChecker({"anyOf": [{"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}},
                                    {"type": "object", "properties": {"a": {"type": "string", "pattern": "^x"}}}]},
                         "any", "lesson")
