@@ -147,11 +147,9 @@ class StringContent:
             self._row(d)
             self._run(d)
 
-    def made_rows(self, ds) -> np.ndarray:
-        """The rows of states `ds`, each made already, as one array."""
-        if self.whole:
-            return self._table[ds]
-        return self._table[self._at[np.asarray(ds, dtype=np.int64)]]
+    def made_rows(self, ds: np.ndarray) -> np.ndarray:
+        """The rows of states `ds` of a DFA built by rows, each made already, as one array."""
+        return self._table[self._at[ds]]
 
     def _level_rows(self, ds: np.ndarray, runs: bool = True) -> None:
         """For a length counter's product: the rows of every level from each of `ds`'s to `_LEVELS_AHEAD` levels
@@ -432,59 +430,19 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int, unicode_e
 
 
 def _find_chains(dfa, lex: np.ndarray, plain: np.ndarray, first: int = 0) -> None:
-    """A DFA's count steps found in its table (`lex`: its states' rows) and kept on it as a count's (`count_steps`),
-    where it has no count of its own and some state steps on to another; states before `first` keep their own loops
-    alone (a key's name prefixes, whose rows a context may refuse: KeyPatternDFA.counted_from)."""
+    """A DFA's count steps found in its table (`lex`: its states' rows; trie_walk._chain_steps says which) and kept on
+    it as a count's (`count_steps`), where it has no count of its own and some state steps on to another; states
+    before `first` keep their own loops alone (a key's name prefixes, whose rows a context may refuse:
+    KeyPatternDFA.counted_from)."""
     if _count_steps(dfa) is not None:
         return
-    steps = trie_walk.chain_steps(lex[:, plain]) if trie_walk.compiled() else _chain_steps(lex, plain)
+    steps = trie_walk.chain_steps(lex[:, plain])
     if steps is None:
         return
     head = steps[:first]
     head[head != np.arange(len(head))] = -1
     if (steps > np.arange(len(steps))).any():
         dfa.__dict__["count_steps"] = steps
-
-
-def _chain_steps(lex: np.ndarray, plain: np.ndarray) -> np.ndarray | None:  # (trie_walk.chain_steps compiled)
-    """A DFA's count steps found in its table (`lex`, its states' rows), where no count recorded them: per state, itself
-    where it loops on some plain class (its own loops, read however deep), else the later state most of its plain
-    classes lead to, where every one of those classes leads that state on by its own step too; -1 where neither. A
-    pattern's `[0-9a-zA-Z_-]{1,255}` is such a chain: 255 states, each taking those classes to the next, so a token of
-    them is read wherever the chain is longer than it (count_room), not walked a character at a time. None where no
-    state steps on to another (its own loops alone: they need no steps). The classes of a partition are characters
-    for the DFA, so what is found holds for the code points, in every partition."""
-    n = len(lex)
-    rows = lex[:, plain]
-    if not rows.shape[1] or not n:
-        return None
-    here = np.arange(n)[:, None]
-    later = np.where(rows > here, rows, -1)  # (the quote's and backslash's marks are not plain columns)
-    # Per row, its most frequent later state: runs of equal values in each sorted row, the longest (not -1) taken
-    ordered = np.sort(later, axis=1)
-    flat = ordered.ravel()
-    width = ordered.shape[1]
-    starts = np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]] | (np.arange(flat.size) % width == 0))
-    lengths = np.diff(np.r_[starts, flat.size])
-    values, row_of = flat[starts], starts // width
-    lengths[values < 0] = 0
-    best = np.full(n, -1, dtype=np.int64)
-    pick = np.lexsort((-lengths, row_of))
-    first = pick[np.r_[True, row_of[pick][1:] != row_of[pick][:-1]]]
-    best[row_of[first]] = np.where(lengths[first] > 0, values[first], -1)
-    if not (best >= 0).any():
-        return None
-    loops = (rows == here).any(axis=1)
-    steps = np.where(loops, np.arange(n), best)
-    # A chain holds where the classes that step a state on step its next state on too (or that one has no step: a
-    # token of one such character still reads). Checked against the steps as found: a state whose next one loses
-    # its own step is dropped too, which claims less, never more.
-    moving = rows == steps[:, None]
-    chained = np.flatnonzero((steps > np.arange(n)))
-    nxt = steps[chained]
-    broken = (steps[nxt] >= 0) & (moving[chained] & ~moving[nxt]).any(axis=1)
-    steps[chained[broken]] = -1
-    return steps.astype(np.int64)
 
 
 def count_targets(dfa, n_rows: int) -> np.ndarray | None:
@@ -516,7 +474,7 @@ def count_room(dfa, n_rows: int) -> np.ndarray | None:
 
 def _count_steps(dfa) -> np.ndarray | None:
     """A DFA's `count_steps`: a length counter's product's (regular.automata._counted_product), or those found in a
-    DFA's whole table (_chain_steps, kept on it); None for any other DFA."""
+    DFA's whole table (_find_chains, kept on it); None for any other DFA."""
     return getattr(dfa, "__dict__", {}).get("count_steps")
 
 

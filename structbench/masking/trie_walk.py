@@ -334,9 +334,14 @@ def _loop_bits(lex, targets, out):
 
 
 def _chain_steps(rows, counts, out):
-    """string_mode._chain_steps, compiled (which says what it is): `rows` a DFA's states' rows over the plain
-    classes, `counts` zeros, one per state (scratch, left zero); out[d] the state's step, -1 none. Returns whether
-    some state steps on to a later one."""
+    """A DFA's count steps found in its table, where no count recorded them (string_mode._find_chains): `rows` its
+    states' rows over the plain classes, `counts` zeros, one per state (scratch, left zero). out[d]: d itself where
+    it loops on some plain class (its own loops, read however deep), else the later state most of its plain classes
+    lead to (the first, of equally many), where every one of those classes leads that state on by its own step too;
+    -1 where neither. A pattern's `[0-9a-zA-Z_-]{1,255}` is such a chain: 255 states, each taking those classes to
+    the next, so a token of them is read wherever the chain is longer than it (count_room), not walked a character
+    at a time. The classes of a partition are characters for the DFA, so what is found holds for the code points,
+    in every partition. Returns whether some state steps on to a later one."""
     n, width = rows.shape
     chained = False
     for d in range(n):
@@ -358,8 +363,9 @@ def _chain_steps(rows, counts, out):
         out[d] = d if loops else best
         if best >= 0 and not loops:
             chained = True
-    # A chain holds where the classes that step a state on step its next state on too, against the steps as found
-    # (the next state is later: its step is not changed yet when this one's is checked)
+    # A chain holds where the classes that step a state on step its next state on too (or that one has no step: a
+    # token of one such character still reads), against the steps as found (the next state is later: its step is not
+    # changed yet when this one's is checked); a state whose next one then loses its step claims less, never more
     for d in range(n):
         t = out[d]
         if t > d and out[t] >= 0:
@@ -371,11 +377,11 @@ def _chain_steps(rows, counts, out):
 
 
 def chain_steps(rows: np.ndarray) -> np.ndarray | None:
-    """_chain_steps over `rows` (a DFA's states' rows over the plain classes), compiled; None where no state steps on
-    to a later one."""
+    """_chain_steps over `rows` (a DFA's states' rows over the plain classes); None where no state steps on to a
+    later one."""
     rows = np.ascontiguousarray(rows, dtype=np.int32)
     out = np.full(len(rows), -1, dtype=np.int64)
-    found = _kernels().chain_steps(rows, np.zeros(len(rows), dtype=np.int64), out)
+    found = (_kernels().chain_steps if compiled() else _chain_steps)(rows, np.zeros(len(rows), dtype=np.int64), out)
     return out if found else None
 
 
@@ -822,6 +828,7 @@ def warm_up() -> None:
                        np.zeros(1, bool))
     kernels.loop_bits(np.full((1, 1), -1, dtype=np.int32), np.zeros(1, np.int64), np.zeros((1, 1), np.uint64))
     kernels.count_room(np.full(1, -1, dtype=np.int64), UNBOUNDED_ROOM, np.zeros(1, np.int64))
+    kernels.chain_steps(np.full((1, 1), -1, dtype=np.int32), np.zeros(1, np.int64), np.zeros(1, np.int64))
     from structbench.jsonschema.key_trie import KeyTrie
 
     checked_string_table(np.array([[0, 97, 97, 0]], dtype=np.int64), np.arange(129, dtype=np.int64),
@@ -853,8 +860,8 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
         trans, loops, known, enter = tables()
         n_pend, steps, n_cov = kernel(trans, loops, known, enter, strings.lex, strings.run, strings.loops,
                                       strings.room, strings.lex_row, strings.base, strings.exits, strings.closes,
-                                      strings.plain, node_classes, below, height, subtree, run_end, lo, hi, states, modes, token_at,
-                                      allowed, cov_starts, cov_ends, n_cov, pend_nodes, pend_ends, pend_states,
+                                      strings.plain, node_classes, below, height, subtree, run_end, lo, hi, states,
+                                      modes, token_at, allowed, cov_starts, cov_ends, n_cov, pend_nodes, pend_ends, pend_states,
                                       pend_kinds, stack_size, skip_plain, plain_jump, first_end, end_ids, dup_ids,
                                       dup_of)
         total += steps

@@ -317,10 +317,10 @@ def test_keys_of_a_counted_pattern_masks_equal_the_token_walk(vocab, case):
 @pytest.mark.parametrize("pattern", [r"^[0-9a-zA-Z_-]{1,255}$", r"^[A-Z]{2}-\d+$", r"^\d{5}(-\d{4})?$",
                                      r"^(?:ab|[0-9]+x)*$", r"^[a-f]{3,8}[0-9]{2}$", "email", "uri", "date-time"])
 def test_a_patterns_chain_steps_read_every_run_their_room_allows(pattern):
-    """A DFA's count steps found in its table (string_mode._chain_steps; trie_walk.chain_steps, compiled, finds the
-    same): from every state with a step, every run of the classes that step it on is read by the DFA for as many
-    characters as its room (count_room) says, which is what lets string mode take such a subtree whole; a counted
-    repetition's room is exact."""
+    """A DFA's count steps found in its table (trie_walk.chain_steps; compiled, it finds what the same function finds
+    run in Python): from every state with a step, every run of the classes that step it on is read by the DFA for as
+    many characters as its room (count_room) says, which is what lets string mode take such a subtree whole; a
+    counted repetition's room is exact."""
     from structbench.masking import string_mode
     from structbench.regular.dfa import compile_pattern
     from structbench.regular.formats import format_dfa
@@ -329,10 +329,11 @@ def test_a_patterns_chain_steps_read_every_run_their_room_allows(pattern):
     codes = machine_boundaries().astype(np.int64)
     plain = string_mode.json_classes(codes)[0]
     lex = string_mode._dfa_lex_table(dfa, codes, plain, None)[:dfa.n_states]
-    steps = string_mode._chain_steps(lex, plain)
-    if trie_walk.compiled():
-        compiled_steps = trie_walk.chain_steps(lex[:, plain])
-        assert (steps is None and compiled_steps is None) or np.array_equal(steps, compiled_steps)
+    steps = trie_walk.chain_steps(lex[:, plain])
+    rows = np.ascontiguousarray(lex[:, plain], dtype=np.int32)
+    in_python = np.full(len(rows), -1, dtype=np.int64)
+    assert trie_walk._chain_steps(rows, np.zeros(len(rows), dtype=np.int64), in_python) == (steps is not None)
+    assert steps is None or np.array_equal(steps, in_python)
     assert steps is not None and (steps > np.arange(dfa.n_states)).any()
     room = trie_walk.count_room(steps)
     rng = np.random.default_rng(5)
