@@ -318,24 +318,18 @@ class KeyPatternDFA:
         by_code = (after[:, meets(codes, his, ANY_CHAR_BOUNDS)] >= 0).any(axis=1)
         return checked_escape_rows(after, by_code, escape), by_code | (after[:, _ESCAPED_PRINTABLE] >= 0).any(axis=1)
 
-    def overrides(self, lex: np.ndarray, codes: np.ndarray, escape: int) -> tuple[np.ndarray, np.ndarray]:
+    def overrides(self, lex: np.ndarray, codes: np.ndarray, escape: int, context_rows) -> tuple[np.ndarray, np.ndarray]:
         """(states, their rows): where this context's rows differ from the shared table `lex` (the shared DFA's
         string_table over `codes`): a live state's moves to name prefixes dead here, refused; and where the
-        table has escape rows, the backslash's and its escape row's (row n + d) the same way."""
-        dead = self.shared.live & ~self.live
-        parents = np.zeros(len(self.live) + 1, dtype=bool)  # (at p + 1: the root's parent, -1, at 0)
-        dead_ids = np.flatnonzero(dead)
-        parents[self.states.parent[dead_ids] + 1] = True  # (marked, not sorted and made unique)
-        ds = np.flatnonzero(parents[1:] & self.live)
-        rows = lex[ds].copy()
+        table has escape rows, the backslash's and its escape row's (row n + d) the same way. context_rows(shared
+        live, live, parents, lex) -> the former (structbench.masking.trie_walk.context_rows: one compiled pass)."""
+        ds, rows = context_rows(self.shared.live, self.live, self.states.parent, lex)
         n = len(self.live)
-        hit = (rows >= 0) & (rows < n)  # a move to a state (string mode's marks are negative, the backslash's escape
-        hit[hit] = dead[rows[hit]]  # row is n + d), refused where that state is dead
-        rows[hit] = -1
         if len(lex) == n:  # no escape rows: the backslash is the checker's, or refused in every context
             return ds, rows
         # Escape rows (and the backslash) differ only where a dead prefix's last character may come escaped: at its
         # parent (most names are printable ASCII without a quote, a slash or a backslash: none differ)
+        dead_ids = np.flatnonzero(self.shared.live & ~self.live)
         ends = dead_ids[self.states.escapable_end[dead_ids]]
         if not len(ends):
             return ds, rows

@@ -429,12 +429,16 @@ def _whole_tables(dfa, codes: np.ndarray, plain: np.ndarray, cap: int, unicode_e
     return found
 
 
+_CHAIN_STATES = 8  # a DFA with fewer states (past `first`) is not searched for chains: too short to skip a subtree
+# worth their search (an enum's three letters, a key table's one other-keys state), 20-50 µs of a first mask
+
+
 def _find_chains(dfa, lex: np.ndarray, plain: np.ndarray, first: int = 0) -> None:
     """A DFA's count steps found in its table (`lex`: its states' rows; trie_walk._chain_steps says which) and kept on
     it as a count's (`count_steps`), where it has no count of its own and some state steps on to another; states
     before `first` keep their own loops alone (a key's name prefixes, whose rows a context may refuse:
     KeyPatternDFA.counted_from)."""
-    if _count_steps(dfa) is not None:
+    if _count_steps(dfa) is not None or len(lex) - first < _CHAIN_STATES:
         return
     steps = trie_walk.chain_steps(lex[:, plain])
     if steps is None:
@@ -875,7 +879,8 @@ class StringRows:
         shared = getattr(dfa, "shared", None)
         if shared is not None:
             content, first, _ = self._dfa(shared)
-            ds, rows = dfa.overrides(content.lex, np.asarray(self.boundaries, dtype=np.int64), trie_walk.EXIT)
+            ds, rows = dfa.overrides(content.lex, np.asarray(self.boundaries, dtype=np.int64), trie_walk.EXIT,
+                                     trie_walk.context_rows)
             at = self._stack(rows, np.zeros(len(ds), dtype=np.int64), np.zeros(len(ds), dtype=bool))  # (claims nothing)
             self.loops[at:at + len(ds)] = self.loops[first + ds]  # (a refused move was no loop)
             own = (ds, np.arange(at, at + len(ds)), dict(zip(ds.tolist(), range(at, at + len(ds)))))

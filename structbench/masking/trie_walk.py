@@ -398,6 +398,26 @@ def _count_room(steps, unbounded, out):
             out[d] = 0
 
 
+def _context_rows(shared_live, live, parent, lex, ds, rows):
+    """A key context's rows where they differ from the shared table `lex` (key_patterns.KeyPatternDFA.overrides):
+    at each live parent of a prefix live in the shared DFA but dead in the context (ds, ascending), its shared row
+    with the moves to dead prefixes refused (rows). Returns how many."""
+    n = live.shape[0]
+    parents = np.zeros(n + 1, dtype=np.bool_)  # (at p + 1: the root's parent, -1, at 0)
+    for s in range(n):
+        if shared_live[s] and not live[s]:
+            parents[parent[s] + 1] = True
+    k = 0
+    for d in range(n):
+        if parents[d + 1] and live[d]:
+            ds[k] = d
+            for c in range(lex.shape[1]):
+                t = lex[d, c]
+                rows[k, c] = -1 if 0 <= t < n and shared_live[t] and not live[t] else t
+            k += 1
+    return k
+
+
 def _key_trie_table(n_texts, other, src, chars, dst, escapable, codes, end, plain, quote, backslash, close, escape,
                     esc_moves, done, ascii_own, cap, lex, run, total):
     """KeyTrie.string_tables (which says what each part is) into lex, run and total, in one pass; False where a
@@ -588,6 +608,7 @@ class _Kernels(NamedTuple):
     loop_bits: object
     count_room: object
     chain_steps: object
+    context_rows: object
     key_trie_table: object
     checked_table: object  # (reads moves_table's table: a kernel here calls no other)
 
@@ -602,7 +623,7 @@ def _kernels() -> _Kernels:
 
     return _Kernels(jit(_walk), jit(_classes_below), jit(_class_runs), jit(_non_ascii_below), jit(_next_kept),
                     jit(_exit_skips), jit(_loops_back), jit(_moves_table), jit(_plain_runs), jit(_loop_bits),
-                    jit(_count_room), jit(_chain_steps), jit(_key_trie_table), jit(_checked_table))
+                    jit(_count_room), jit(_chain_steps), jit(_context_rows), jit(_key_trie_table), jit(_checked_table))
 
 
 @cache
@@ -636,6 +657,17 @@ def count_room(steps: np.ndarray) -> np.ndarray:
     steps = np.ascontiguousarray(steps, dtype=np.int64)
     (_kernels().count_room if compiled() else _count_room)(steps, UNBOUNDED_ROOM, out)
     return out
+
+
+def context_rows(shared_live: np.ndarray, live: np.ndarray, parent: np.ndarray,
+                 lex: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """_context_rows (ds, rows) in one compiled pass (a key context is made inside a walk, where each of the dozen
+    NumPy calls it took cost several times its work), or run in Python without numba."""
+    n = len(live)
+    ds = np.empty(n, dtype=np.int64)
+    rows = np.empty((n, lex.shape[1]), dtype=lex.dtype)
+    k = (_kernels().context_rows if compiled() else _context_rows)(shared_live, live, parent, lex, ds, rows)
+    return ds[:k], rows[:k]
 
 
 def key_trie_tables(parts: tuple, n_states: int, codes: np.ndarray, close: int, escape: int, cap: int) -> tuple:
@@ -829,6 +861,7 @@ def warm_up() -> None:
     kernels.loop_bits(np.full((1, 1), -1, dtype=np.int32), np.zeros(1, np.int64), np.zeros((1, 1), np.uint64))
     kernels.count_room(np.full(1, -1, dtype=np.int64), UNBOUNDED_ROOM, np.zeros(1, np.int64))
     kernels.chain_steps(np.full((1, 1), -1, dtype=np.int32), np.zeros(1, np.int64), np.zeros(1, np.int64))
+    context_rows(np.ones(1, bool), np.zeros(1, bool), np.full(1, -1, np.int64), np.zeros((1, 1), np.int32))
     from structbench.jsonschema.key_trie import KeyTrie
 
     checked_string_table(np.array([[0, 97, 97, 0]], dtype=np.int64), np.arange(129, dtype=np.int64),

@@ -87,3 +87,59 @@ def test_random_wide_objects_read_alike_both_ways(monkeypatch):
             assert (a is None) == (b is None)
             if a is not None:
                 assert np.array_equal(a.live, b.live)
+
+
+def test_a_contexts_own_rows_are_the_shared_rows_with_its_dead_names_refused():
+    """KeyPatternDFA.overrides (trie_walk.context_rows: compiled, and the same function run in Python): the live parents
+    of the name prefixes dead in the context, each with its shared row's moves to them refused; no other row. (A
+    prefix that ends with an escapable character is reached by an escape row too: overrides' second part.)"""
+    from structbench.masking import trie_walk
+    from structbench.masking.tabled import machine_boundaries
+
+    codes = np.asarray(machine_boundaries(), dtype=np.int64)
+    rng = random.Random(11)
+    names = sorted({"".join(rng.choice("ab_\\") for _ in range(rng.randint(1, 5))) for _ in range(30)})
+    schemas = SCHEMAS + [{"type": "object", "properties": {n: {"type": "integer"} for n in names},
+                          "additionalProperties": False}]
+    checked = 0
+    for schema in schemas:
+        checker = SchemaChecker(schema, "any", "lesson")
+        for node_id in [i for i, node in checker.nodes.items() if "object" in node.kinds]:
+            shared = _contexts(checker, node_id)
+            if shared is None:
+                continue
+            lex = shared.string_table(codes, trie_walk.CLOSE, trie_walk.EXIT)
+            n = len(shared.live)
+            for _ in range(20):
+                all_names = sorted(shared.states.name_end)
+                chosen = tuple(sorted(rng.sample(all_names, rng.randint(0, len(all_names)))))
+                context = checker._context_dfa(shared, rng.random() < 0.5, chosen)
+                if context is None or context is shared:
+                    continue
+                dead = shared.live & ~context.live
+                moves = lex[:n]
+                to_dead = (moves >= 0) & (moves < n)
+                to_dead[to_dead] = dead[moves[to_dead]]
+                parents = np.zeros(n, dtype=bool)
+                parents[shared.states.parent[np.flatnonzero(dead)]] = True  # (the root has no parent: never dead)
+                expected = np.flatnonzero(parents & context.live)
+                for rows_of in (trie_walk.context_rows, _in_python):
+                    ds, rows = context.overrides(lex, codes, trie_walk.EXIT, rows_of)
+                    first = ds < n
+                    assert np.array_equal(ds[first], expected), (schema, chosen)
+                    # (where escape rows follow, the backslash's column is overrides' second part's to set)
+                    cols = np.arange(lex.shape[1]) != (ord("\\") if len(lex) > n else -1)
+                    want = np.where(to_dead[expected], -1, moves[expected])
+                    assert np.array_equal(rows[first][:, cols], want[:, cols]), (schema, chosen)
+                checked += 1
+    assert checked >= 20
+
+
+def _in_python(shared_live, live, parent, lex):
+    """trie_walk.context_rows without numba: the same function, run by Python."""
+    n = len(live)
+    ds, rows = np.empty(n, dtype=np.int64), np.empty((n, lex.shape[1]), dtype=lex.dtype)
+    from structbench.masking import trie_walk
+
+    k = trie_walk._context_rows(shared_live, live, parent, lex, ds, rows)
+    return ds[:k], rows[:k]
