@@ -117,13 +117,13 @@ class KeyPatternStates:
         n = len(self.texts)
         if not self.dfas:  # one combination: no DFA
             found = np.zeros(1, dtype=np.int64)
+        elif len(self.dfas) == 1:
+            found = self._one_dfa_others(limit, n)
+            if found is None:
+                self.complete = False
+                return
         else:
-            found = np.unique(self._codes(self._steps(self._text_ks if n else self._starts[None, :])))
-            frontier = found
-            while len(frontier) and len(found) <= limit and (len(found) + n) * len(self.cuts) <= MAX_CELLS:
-                nxt = np.unique(self._codes(self._steps(self._decode(frontier))))
-                frontier = nxt[~_sorted_has(found, nxt)]
-                found = np.union1d(found, frontier)
+            found = self._product_others(limit, n)
         if len(found) > limit or (len(found) + n) * len(self.cuts) > MAX_CELLS:
             self.complete = False
             return
@@ -132,6 +132,48 @@ class KeyPatternStates:
         self.n_states = n + len(found)
         self.ks_array = np.vstack([self._text_ks, self._other_ks])  # (-1 for a dead DFA)
         self._ks: dict[int, tuple] = {}
+
+    def _product_others(self, limit: int, n: int) -> np.ndarray:
+        """_find_others' combinations of several DFAs' states, a level of the search at a time in NumPy (sorted
+        codes; more than `limit`, or past MAX_CELLS, where the search stopped there)."""
+        found = np.unique(self._codes(self._steps(self._text_ks if n else self._starts[None, :])))
+        frontier = found
+        while len(frontier) and len(found) <= limit and (len(found) + n) * len(self.cuts) <= MAX_CELLS:
+            nxt = np.unique(self._codes(self._steps(self._decode(frontier))))
+            frontier = nxt[~_sorted_has(found, nxt)]
+            found = np.union1d(found, frontier)
+        return found
+
+    def _one_dfa_others(self, limit: int, n: int) -> np.ndarray | None:
+        """_find_others' combinations where one DFA checks keys: its states (code d + 1, 0 for dead) reached from the
+        name prefixes' states by one character or more, searched breadth first over its moves in Python (a counted
+        pattern is a chain of hundreds of states, which the NumPy search took a level, and half a dozen calls, at a
+        time); None where there are more than `limit` or the table would pass MAX_CELLS."""
+        dfa, cap = self.dfas[0], min(limit, MAX_CELLS // len(self.cuts) - n)
+        everything = MAX_CODE_POINT + 1
+
+        def after(d: int):  # the states one character leads to from d (-1: a character no move takes)
+            if d < 0:
+                return (-1,)
+            row = dfa.moves[d]
+            targets = [t for _, _, t in row]
+            if sum(hi - lo + 1 for lo, hi, _ in row) < everything:
+                targets.append(-1)
+            return targets
+
+        found: set[int] = set()
+        frontier = list(set(self._text_ks[:, 0].tolist())) if n else [dfa.start]  # (reached only by a character)
+        while frontier:
+            nxt = []
+            for d in frontier:
+                for t in after(d):
+                    if t not in found:
+                        found.add(t)
+                        nxt.append(t)
+            if len(found) > cap:
+                return None
+            frontier = nxt
+        return np.array(sorted(d + 1 for d in found), dtype=np.int64)
 
     def ks(self, d: int) -> tuple:
         """State d's DFA states as a key frame holds them (None for a dead DFA)."""

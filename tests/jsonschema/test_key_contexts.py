@@ -143,3 +143,29 @@ def _in_python(shared_live, live, parent, lex):
 
     k = trie_walk._context_rows(shared_live, live, parent, lex, ds, rows)
     return ds[:k], rows[:k]
+
+
+ONE_DFA = [
+    {"type": "object", "patternProperties": {"^[0-9a-zA-Z_-]{1,40}$": {"type": "string"}},
+     "additionalProperties": False},
+    {"type": "object", "properties": {"id": {}, "idx": {}}, "patternProperties": {"^x-(a|bc)+[0-9]?$": {}},
+     "additionalProperties": False},
+    {"type": "object", "properties": {"alpha": {}, "beta": {}}, "propertyNames": {"maxLength": 12}},
+    {"type": "object", "propertyNames": {"enum": ["red", "green", "blue"]}},
+]
+
+
+@pytest.mark.parametrize("schema", ONE_DFA)
+def test_one_key_dfas_other_states_are_the_products_search(schema):
+    """Where one DFA checks keys, the states a key no name continues reaches are searched over its moves in Python
+    (KeyPatternStates._one_dfa_others); the same as the product's NumPy search, and cut off at the same limit."""
+    checker = SchemaChecker(schema, "any", "lesson")
+    shared = _contexts(checker, checker.root)
+    assert shared is not None and len(shared.states.dfas) == 1
+    states, n = shared.states, len(shared.states.texts)
+    by_numpy = states._product_others(10 ** 6, n)
+    assert np.array_equal(states._other_codes, by_numpy)
+    assert np.array_equal(states._one_dfa_others(10 ** 6, n), by_numpy)
+    for limit in (len(by_numpy) - 1, len(by_numpy)):
+        fits = len(states._product_others(limit, n)) <= limit
+        assert (states._one_dfa_others(limit, n) is not None) == fits
