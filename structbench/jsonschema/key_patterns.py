@@ -119,9 +119,6 @@ class KeyPatternStates:
             found = np.zeros(1, dtype=np.int64)
         elif len(self.dfas) == 1:
             found = self._one_dfa_others(limit, n)
-            if found is None:
-                self.complete = False
-                return
         else:
             found = self._product_others(limit, n)
         if len(found) > limit or (len(found) + n) * len(self.cuts) > MAX_CELLS:
@@ -144,11 +141,11 @@ class KeyPatternStates:
             found = np.union1d(found, frontier)
         return found
 
-    def _one_dfa_others(self, limit: int, n: int) -> np.ndarray | None:
+    def _one_dfa_others(self, limit: int, n: int) -> np.ndarray:
         """_find_others' combinations where one DFA checks keys: its states (code d + 1, 0 for dead) reached from the
         name prefixes' states by one character or more, searched breadth first over its moves in Python (a counted
         pattern is a chain of hundreds of states, which the NumPy search took a level, and half a dozen calls, at a
-        time); None where there are more than `limit` or the table would pass MAX_CELLS."""
+        time); sorted codes, more than `limit` or past MAX_CELLS where the search stopped there (as _product_others)."""
         dfa, cap = self.dfas[0], min(limit, MAX_CELLS // len(self.cuts) - n)
         everything = MAX_CODE_POINT + 1
 
@@ -171,7 +168,7 @@ class KeyPatternStates:
                         found.add(t)
                         nxt.append(t)
             if len(found) > cap:
-                return None
+                break
             frontier = nxt
         return np.array(sorted(d + 1 for d in found), dtype=np.int64)
 

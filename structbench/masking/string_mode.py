@@ -98,6 +98,7 @@ class StringContent:
         self._levels = getattr(dfa, "__dict__", {}).get("count_levels")
         self._levels_made = None if self._levels is None else np.zeros(len(self._levels.starts) - 1, dtype=bool)
         self._escape_rows = self._levels is not None and ascii_own(codes)
+        self._other: tuple | None = None  # (_other_tables, made at the first level)
         self.n_rows = 2 * dfa.n_states if self._escape_rows else dfa.n_states
         self.room = count_room(dfa, self.n_rows)
         self.count_targets = count_targets(dfa, self.n_rows)  # (StringRows.rows: where each row made loops)
@@ -209,7 +210,7 @@ class StringContent:
         character an escape may stand for moves state s to state t, and one a `\\u` escape may; per level, the
         other DFA's state -> its pair in the level (-1: not kept), with a level of none after the top; each pair's
         level): kept on this content."""
-        found = getattr(self, "_other", None)
+        found = self._other
         if found is None:
             levels = self._levels
             other = levels.other

@@ -894,9 +894,9 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
         n_pend, steps, n_cov = kernel(trans, loops, known, enter, strings.lex, strings.run, strings.loops,
                                       strings.room, strings.lex_row, strings.base, strings.exits, strings.closes,
                                       strings.plain, node_classes, below, height, subtree, run_end, lo, hi, states,
-                                      modes, token_at, allowed, cov_starts, cov_ends, n_cov, pend_nodes, pend_ends, pend_states,
-                                      pend_kinds, stack_size, skip_plain, plain_jump, first_end, end_ids, dup_ids,
-                                      dup_of)
+                                      modes, token_at, allowed, cov_starts, cov_ends, n_cov, pend_nodes, pend_ends,
+                                      pend_states, pend_kinds, stack_size, skip_plain, plain_jump, first_end, end_ids,
+                                      dup_ids, dup_of)
         total += steps
         if not n_pend:
             return total

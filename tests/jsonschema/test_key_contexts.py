@@ -168,4 +168,4 @@ def test_one_key_dfas_other_states_are_the_products_search(schema):
     assert np.array_equal(states._one_dfa_others(10 ** 6, n), by_numpy)
     for limit in (len(by_numpy) - 1, len(by_numpy)):
         fits = len(states._product_others(limit, n)) <= limit
-        assert (states._one_dfa_others(limit, n) is not None) == fits
+        assert (len(states._one_dfa_others(limit, n)) <= limit) == fits
