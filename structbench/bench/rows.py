@@ -170,6 +170,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("engine_versions", _STR, "the engines the trial ran, its strategy's or the one walked beside it "
                                     "(`paired`), as JSON {engine: installed version}; null where it ran none (and "
                                     "in parts written before schema 9)", Kind.PROVENANCE),
+    Column("runtime", _STR, "the interpreter and numeric libraries that ran the trial, as JSON {python, "
+                            "implementation, build, compiler, numpy, numba (null where not installed)}: the same "
+                            "code's Python-side times move by about a tenth between CPython builds of one version "
+                            "(docs/running.md); null in parts written before schema 10", Kind.PROVENANCE),
 )
 
 

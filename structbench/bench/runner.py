@@ -155,7 +155,27 @@ def _common_columns(settings: Settings, trial: Trial, tid: str) -> dict:
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "hostname": socket.gethostname(),
         "engine_versions": _engine_versions(settings),
+        "runtime": runtime(),
     }
+
+
+@functools.cache
+def runtime() -> str:
+    """JSON of what runs the trial's Python and arrays: CPython's version and its build (date and compiler tell
+    two builds of one version apart: on one host, Debian's 3.11 ran our cold path about a tenth faster than
+    pyenv's, docs/running.md), NumPy's and numba's versions (numba None where it is not installed)."""
+    import importlib.metadata
+    import platform
+
+    def installed(name: str) -> str | None:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    return json.dumps({"python": platform.python_version(), "implementation": platform.python_implementation(),
+                       "build": " ".join(platform.python_build()), "compiler": platform.python_compiler(),
+                       "numpy": installed("numpy"), "numba": installed("numba")})
 
 
 def _engine_versions(settings: Settings) -> str | None:

@@ -24,9 +24,9 @@ import pyarrow.parquet as pq
 from structbench.bench.rows import COLUMNS, Kind, names_of
 from structbench.errors import StoreError
 
-SCHEMA_VERSION = 9  # 2: columns temperature and prompt added; 3: the distortion columns; 4: warm_mask_us, log_z_hat;
+SCHEMA_VERSION = 10  # 2: columns temperature and prompt added; 3: the distortion columns; 4: warm_mask_us, log_z_hat;
 # 5: advance_us, warm_advance_us; 6: cold; 7: paired_strategy, paired_fresh_ms; 8: paired_compile_ms, paired_mask_us,
-# paired_advance_us, paired_instance (the fresh experiment's pairing); 9: engine_versions
+# paired_advance_us, paired_instance (the fresh experiment's pairing); 9: engine_versions; 10: runtime
 
 # Every column, its type and meaning are declared once, in structbench.bench.rows.
 ROW_SCHEMA = pa.schema([(c.name, c.type) for c in COLUMNS], metadata={"structbench_schema_version": str(SCHEMA_VERSION)})

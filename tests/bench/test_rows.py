@@ -21,7 +21,8 @@ def test_the_store_schema_is_the_declared_columns():
     assert TIMING_COLUMNS == ("mask_us", "compile_ms", "wall_ms", "warm_mask_us", "advance_us", "warm_advance_us",
                               "exact_seconds", "paired_fresh_ms", "paired_compile_ms", "paired_mask_us",
                               "paired_advance_us")
-    assert PROVENANCE_COLUMNS == ("git_sha", "structbench_version", "created_at", "hostname", "engine_versions")
+    assert PROVENANCE_COLUMNS == ("git_sha", "structbench_version", "created_at", "hostname", "engine_versions",
+                                  "runtime")
     assert all(c.description and isinstance(c.kind, Kind) for c in COLUMNS)
 
 

@@ -112,6 +112,26 @@ def test_vs_paired_is_the_median_of_each_starts_ratio():
     assert list(got.columns[-2:]) == ["paired", "vs_paired"]
 
 
+def test_rows_record_the_interpreter_and_array_libraries_that_timed_them(compose, tmp_path):
+    """runtime: the Python that ran the trial, told apart from another build of the same version (its build date and
+    compiler), and NumPy's and numba's versions: on one host two CPython 3.11 builds time our cold path a tenth
+    apart (docs/running.md), and a row must say which one timed it."""
+    import importlib.metadata
+    import json
+    import platform
+
+    run_trial(_settings(compose, tmp_path))
+    got = read_results(tmp_path, "s")["runtime"].map(json.loads)
+    try:
+        numba = importlib.metadata.version("numba")
+    except importlib.metadata.PackageNotFoundError:
+        numba = None
+    expected = {"python": platform.python_version(), "implementation": platform.python_implementation(),
+                "build": " ".join(platform.python_build()), "compiler": platform.python_compiler(),
+                "numpy": importlib.metadata.version("numpy"), "numba": numba}
+    assert got.tolist() == [expected] * len(got) and len(got) == 3
+
+
 def test_rows_record_the_engines_they_ran_and_their_versions(compose, tmp_path):
     """engine_versions: the installed version of each engine a trial ran (its strategy, or the one paired with it),
     null where it ran none: an engine's new release moves its times, and a row must say which one it timed."""
