@@ -256,6 +256,15 @@ class TrieDense(LazyDense):
         bits, steps = self.mask_packed(i)
         return unpack_bits(bits, vocab_codes(self.vocab).size), steps
 
+    def end_only(self, i: int) -> np.ndarray | None:
+        """The end token's bits alone where state i is a value done that reads no character (no whitespace after it):
+        the last mask of every answer, one read-only array for all (VocabCodes.end_only_bits); None elsewhere. Asked
+        before the state's mask key: no other state's mask, kept or stored, is cheaper to read than this."""
+        if self.compiled and self._accepting[i] and self._enter[i] < 0 and not self._expanded[i] \
+                and self._hints_of(i)[0] == "":
+            return (self._walk_setup or self._set_up_walks())[0].end_only_bits
+        return None
+
     def mask_packed(self, i: int) -> tuple[np.ndarray, int]:
         """The allowed tokens at state i as int32 words (structbench.masking.bitmask's layout), and the trie nodes
         looked at: the compiled walk sets the bits itself, so no boolean row over the vocabulary is made."""

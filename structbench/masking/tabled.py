@@ -73,6 +73,7 @@ class TabledConstraint:
         self._store = None if store is None else store(vocab)
         self._stored_key = None if store is None else partial(machine.stored_key, reach=token_reach(vocab))
         self._next: dict[tuple[int, int], int] = {}
+        self._end_only = getattr(self.dense, "end_only", None)  # (_build: the end token's mask, found at once)
         branches = getattr(machine, "mask_branches", None) if mask_key is not None else None
         self._branches = None if branches is None else partial(branches, reach=token_reach(vocab))  # (_by_branches)
         self._mask_twin = getattr(machine, "mask_twin", None) if getattr(machine, "has_mask_twins", False) else None
@@ -157,6 +158,14 @@ class TabledConstraint:
                 self.table[state] = self.table[twin]
             self.work.masks_shared += 1
             return
+        if self._end_only is not None and self.split is None:  # the answer's last mask, the end token alone: at once,
+            bits = self._end_only(state)  # not looked up among the stored masks nor walked (asked after the key's
+            if bits is not None:  # lookup: the shared masks, most of the steps, do not pay for asking)
+                self._bits[state] = bits
+                if key is not None:
+                    self._built_by_key[key] = state
+                self.work.masks_built += 1
+                return
         stored_key = None
         if self._store is not None and key is not None:
             stored_key = self._stored_key(key)

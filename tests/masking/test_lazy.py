@@ -435,6 +435,40 @@ def test_a_value_done_is_masked_without_its_row(vocab, whitespace):
         assert np.count_nonzero(got) > 1 and trie._expanded[i]
 
 
+@pytest.mark.parametrize("whitespace", ["lesson", "flexible"])
+def test_an_answers_last_mask_is_the_end_token_read_at_once(vocab, whitespace):
+    """The constraint's mask at a value done that reads no character is the vocabulary's one end-token array, set
+    without the stored masks' lookup (nothing is stored for it, and the store is not asked) and counted as built;
+    where whitespace may follow, the state is walked as any other. Either way the mask is the token walk's."""
+    require_llama3(vocab)
+    if not trie_walk.compiled():
+        pytest.skip("numba is not installed")
+    from structbench.masking.tabled import vocab_codes
+
+    cold_start(vocab)
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    constraint = compile_constraint(Task("end", "schema", schema, "{}"), vocab, "lazy", "any", whitespace)
+    state = constraint.start()
+    for token in vocab.encode('{"a": 1}'):
+        constraint.mask_bits(state)
+        state = constraint.advance(state, token)
+    asked = []
+    store = constraint._store
+    store_get = store.get
+    store.get = lambda key: asked.append(key) or store_get(key)  # (an instance attribute: this store alone)
+    built = constraint.work.masks_built
+    bits = constraint.mask_bits(state)
+    end_only = constraint.dense.end_only(state)
+    plain = LazyDense(SchemaChecker(schema, "any", whitespace), machine_boundaries(), vocab)
+    expected, _ = plain.mask(plain.id_of(constraint.dense.states[state]))
+    assert np.array_equal(unpack_bits(bits, len(vocab)), expected) and expected[vocab.eos_id]
+    assert constraint.work.masks_built == built + 1
+    if whitespace == "lesson":
+        assert bits is end_only is vocab_codes(vocab).end_only_bits and not asked
+    else:  # (a space may follow: walked, and its mask looked up among the stored ones first)
+        assert end_only is None and np.count_nonzero(expected) > 1 and asked
+
+
 @pytest.mark.parametrize("compiled", [True, False])
 def test_an_advance_numbers_no_state_it_only_passes_through(vocab, compiled):
     """A token's advance through cells not known yet steps the machine on and numbers only the states it stops at:
