@@ -4,10 +4,9 @@ they were made (the sweep's command, strategy=lazy, in a new process), give the 
 aside). A change that moves a counter must rerun those rows and say so (2026-12-07: eleven stored fresh rows'
 work_chars had drifted unnoticed).
 
-As they were made, in one process and in the sweep's order: a fresh trial's counters depend on whether it is the
-first trial its process runs (JME's sample builds 259 masks run first, 272 after any other trial, whatever the
-masks; docs/design.md, "TBM's median, and the answer's last mask"), so a trial rerun alone, or inside the test
-process, may count differently."""
+A trial's counters are its settings' alone, whichever trials its process ran before (a fresh trial run first used
+to count fewer masks built, having read the vocabulary setup's own stored masks: json_syntax.learn_syntax);
+the sweeps run in a new process here all the same, as a user reruns them."""
 
 import shutil
 

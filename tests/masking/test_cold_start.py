@@ -185,3 +185,27 @@ def test_the_kept_syntax_hints_are_what_the_partition_alone_makes_of_them(vocab)
         assert not mask.flags.writeable
     for chars, classes in lists.items():
         assert classes == sorted({int(np.searchsorted(boundaries, ord(ch), side="right")) - 1 for ch in chars}), chars
+
+
+def test_the_vocabularys_setup_leaves_the_schemas_nothing_stored():
+    """The setup walks JSON's syntax documents with the lazy strategy (json_syntax.learn_syntax), whose masks go into
+    the node store's generation as any schema's do: it begins a new one after, so the first schemas of a process
+    find nothing stored, as those after a cold start do (else a fresh trial counted fewer masks built as its
+    process's first: JME's sample 259 against 272). In a new process, where the setup runs for the first time."""
+    require_llama3()
+    from helpers import ROOT
+
+    code = ("from structbench.lm.real_vocab import llama3_vocabulary\n"
+            "from structbench.masking import index_vocabulary\n"
+            "from structbench.jsonschema import node_store\n"
+            "generation = node_store.current()\n"
+            "index_vocabulary(llama3_vocabulary())\n"
+            "after = node_store.current()\n"
+            "stored = sum(len(store) for store in after._stores.values())\n"
+            "print(after is not generation, len(after), stored)\n")
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "0", "0"]
