@@ -258,8 +258,9 @@ class TrieDense(LazyDense):
 
     def end_only(self, i: int) -> np.ndarray | None:
         """The end token's bits alone where state i is a value done that reads no character (no whitespace after it):
-        the last mask of every answer, one read-only array for all (VocabCodes.end_only_bits); None elsewhere. Asked
-        before the state's mask key: no other state's mask, kept or stored, is cheaper to read than this."""
+        the last mask of every answer, one read-only array for all (VocabCodes.end_only_bits); None elsewhere.
+        TabledConstraint._build asks it after the mask key's lookup, in place of the stored masks' lookup and a
+        walk: no kept or stored mask is cheaper to read than this one."""
         if self.compiled and self._accepting[i] and self._enter[i] < 0 and not self._expanded[i] \
                 and self._hints_of(i)[0] == "":
             return (self._walk_setup or self._set_up_walks())[0].end_only_bits
