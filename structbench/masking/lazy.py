@@ -261,10 +261,13 @@ class TrieDense(LazyDense):
         the last mask of every answer, one read-only array for all (VocabCodes.end_only_bits); None elsewhere.
         TabledConstraint._build asks it after the mask key's lookup, in place of the stored masks' lookup and a
         walk: no kept or stored mask is cheaper to read than this one."""
-        if self.compiled and self._accepting[i] and self._enter[i] < 0 and not self._expanded[i] \
-                and self._hints_of(i)[0] == "":
+        if self.compiled and self._accepting[i] and self._reads_nothing(i):
             return (self._walk_setup or self._set_up_walks())[0].end_only_bits
         return None
+
+    def _reads_nothing(self, i: int) -> bool:
+        """Whether state i reads no character (no string's or key's, no row yet, and its may_read hint empty)."""
+        return self._enter[i] < 0 and not self._expanded[i] and self._hints_of(i)[0] == ""
 
     def mask_packed(self, i: int) -> tuple[np.ndarray, int]:
         """The allowed tokens at state i as int32 words (structbench.masking.bitmask's layout), and the trie nodes
@@ -273,7 +276,7 @@ class TrieDense(LazyDense):
             allowed, steps = super().mask(i)
             return pack_bits(allowed), steps
         vc, index, n_bytes = self._walk_setup or self._set_up_walks()
-        reads_nothing = self._enter[i] < 0 and not self._expanded[i] and self._hints_of(i)[0] == ""
+        reads_nothing = self._reads_nothing(i)
         if reads_nothing and self._accepting[i]:  # the value done, no whitespace after it: the end token alone
             return vc.end_only_bits, 0
         if index is None or reads_nothing:  # a vocabulary of no token but the end; a state that reads no character
