@@ -13,7 +13,8 @@ from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import age_task, person_task
 from structbench.extras import install_line
 from structbench.lm.vocab import synthetic_vocabulary
-from structbench.report.fresh import step_us
+from structbench.masking.bitmask import allows
+from structbench.report.summary import step_us
 
 
 @pytest.fixture(scope="module")
@@ -27,12 +28,25 @@ def vocab():
 
 
 def walk(constraint, ids, eos_id):
+    """What the benchmarks time: a mask and an advance per token (nothing checked: checked_walk does, untimed)."""
     state = constraint.start()
     for tid in ids:
         bits = constraint.mask_bits(state)
         if tid != eos_id:
             state = constraint.advance(state, tid)
     return bits
+
+
+def checked_walk(constraint, ids, eos_id, whole: bool = True) -> None:
+    """The same walk, each token checked against its mask; where `whole` (ids end with the end token), the end
+    token is the last one allowed, so the answer is finished, not cut off."""
+    state = constraint.start()
+    for k, tid in enumerate(ids):
+        assert allows(constraint.mask_bits(state), tid), f"step {k}: token {tid} refused by its mask"
+        if tid != eos_id:
+            state = constraint.advance(state, tid)
+    if whole:
+        assert ids[-1] == eos_id and constraint.can_end(state)
 
 
 def answer_ids(vocab, task):
@@ -51,7 +65,7 @@ def test_walk(benchmark, vocab, strategy, task_name):
     task = TASKS[task_name]()
     constraint = compile_constraint(task, vocab, strategy, "schema")
     ids = answer_ids(vocab, task)
-    walk(constraint, ids, vocab.eos_id)  # correctness first: the walk must go through, and warms tables
+    checked_walk(constraint, ids, vocab.eos_id)  # correctness first: every token allowed, and it warms tables
     benchmark.group = f"walk-{task_name}"
     benchmark.extra_info.update(strategy=strategy, task=task_name, steps=len(ids))
     benchmark(walk, constraint, ids, vocab.eos_id)
@@ -62,6 +76,7 @@ def test_walk_naive(benchmark, vocab, task_name):
     task = TASKS[task_name]()
     constraint = compile_constraint(task, vocab, "naive", "schema")
     ids = answer_ids(vocab, task)[:3]  # a few steps: each walks the whole vocabulary in Python
+    checked_walk(constraint, ids, -1, whole=False)  # correctness first: each token allowed by its mask
     benchmark.group = f"naive-{task_name}"
     benchmark.extra_info.update(strategy="naive", task=task_name, steps=len(ids))
     benchmark.pedantic(walk, args=(constraint, ids, -1), rounds=3, iterations=1)
@@ -77,7 +92,7 @@ def test_build(benchmark, vocab, strategy, task_name):
     benchmark.group = f"build-{task_name}"
     benchmark.extra_info.update(strategy=strategy, task=task_name)
     constraint = benchmark.pedantic(compile_constraint, args=(task, vocab, strategy, "schema"), rounds=3, iterations=1)
-    assert walk(constraint, answer_ids(vocab, task), vocab.eos_id) is not None
+    checked_walk(constraint, answer_ids(vocab, task), vocab.eos_id)
 
 
 # Twelve corpus schemas from five subsets that ours and llguidance both compile and walk, on the same instance
@@ -116,7 +131,8 @@ def test_cold_walks(benchmark, vocab, strategy):
 @pytest.mark.parametrize("properties", [100, 1000])
 def test_wide_object_first_masks(benchmark, vocab, properties):
     """A fresh object schema with 100 or 1,000 properties: compile plus the masks of its answer's first three
-    tokens under lazy (issue 12's target: under 100 ms on Llama 3). Correctness first: the answer walks through."""
+    tokens under lazy (issue 12's target, under 100 ms on Llama 3, is read from CI's benchmark run: timed tests
+    check no time). Correctness first: the whole answer walks through, each token allowed, and may end."""
     require_llama3(vocab)
     import json
 
@@ -136,7 +152,7 @@ def test_wide_object_first_masks(benchmark, vocab, properties):
             state = constraint.advance(state, tid)
         return constraint
 
-    assert walk(fresh(), ids, vocab.eos_id) is not None
+    checked_walk(fresh(), ids, vocab.eos_id)
     benchmark.group = "fresh-wide-object"
     benchmark.extra_info.update(strategy="lazy", properties=properties)
     benchmark.pedantic(fresh, rounds=3, iterations=1)

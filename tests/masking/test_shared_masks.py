@@ -128,10 +128,17 @@ def _groups(checker, dense, states, reach) -> dict:
     return groups
 
 
-@pytest.mark.parametrize("name", sorted(SCHEMAS) + sorted(OBJECTS) + sorted(ORDERED))
+# test_lazy's schemas along whose instance and detours no two states have one mask key (each key is one state's):
+# nothing to compare there
+NO_SHARED_KEYS = {"a number at the root", "pattern keys only", "pattern keys, non-ASCII",
+                  "pattern keys, other keys taken", "union and numbers"}
+
+
+@pytest.mark.parametrize("name", sorted(set(SCHEMAS) - NO_SHARED_KEYS) + sorted(OBJECTS) + sorted(ORDERED))
 def test_equal_mask_keys_allow_the_same_tokens(vocab, name):  # noqa: F811
     """Along an instance and random detours of allowed tokens, states with one mask key have one mask, each
-    walked on its own (LazyDense's vectorised walk, no sharing); keys in any order, or in schema order (ORDERED)."""
+    walked on its own (LazyDense's vectorised walk, no sharing); keys in any order, or in schema order (ORDERED).
+    Every case has states that share a key (else it would compare nothing)."""
     require_llama3(vocab)
     schema, value = {**SCHEMAS, **OBJECTS, **ORDERED}[name]
     checker = SchemaChecker(schema, "schema" if name in ORDERED else "any", "lesson")
@@ -144,8 +151,7 @@ def test_equal_mask_keys_allow_the_same_tokens(vocab, name):  # noqa: F811
             assert np.array_equal(dense.mask(first)[0], dense.mask(other)[0]), (dense.states[first],
                                                                                 dense.states[other])
             merged += 1
-    if name in OBJECTS or name in ORDERED:  # objects whose used keys change as the answer goes on: some share
-        assert merged > 0
+    assert merged > 0
     if name in UNIONS:  # unions whose branches read their tops alone are keyed by them
         assert any(key[0] == "union alone" for key in groups)
         if name == "anyOf of objects, names apart":  # (keys of unions whose branches' used keys differ: shared)

@@ -7,6 +7,7 @@ import pytest
 from structbench.errors import TooComplex
 from structbench.limits import Limits, using
 from structbench.regular import (
+    DFA,
     accepts_at_least,
     any_string,
     compile_pattern,
@@ -20,9 +21,13 @@ WORDS = ["", "a", "b", "ab", "ba", "aab", "abb", "abab", "x", "é", "😀", "a�
 
 
 def test_trim_drops_the_states_that_cannot_finish():
-    dfa = compile_pattern("ab|ac(?:d)")
-    assert trim(dfa) is not None
-    assert trim(compile_pattern("a")).moves == (((97, 97, 1),), ())
+    # State 2 (after `b`) loops on `c` and never accepts: it goes, and the move into it with it
+    dead_end = DFA([((97, 97, 1), (98, 98, 2)), (), ((99, 99, 2),)], {1})
+    trimmed = trim(dead_end)
+    assert trimmed.n_states == 2 and trimmed.moves == (((97, 97, 1),), ()) and trimmed.accepting == {1}
+    assert trimmed.accepts("a") and not trimmed.accepts("b")
+    assert trim(DFA([((97, 97, 1),), ((98, 98, 1),)], set())) is None  # nothing accepted: the start is dead too
+    assert trim(compile_pattern("a")).moves == (((97, 97, 1),), ())  # every state live: as it was
     # Intersecting `ab` with `a[bc]` leaves nothing after `a` but `b`.
     both = intersect_all([compile_pattern("ab"), compile_pattern("a[bc]")])
     assert both.n_states == 3 and both.accepts("ab") and not both.accepts("ac")
