@@ -14,14 +14,17 @@ A strategy's fresh answer compared with another's across trials carries the host
 minutes apart; on a shared host a task's ratio moved 1.9x -> 3.2x between two sweeps of unchanged masks). With
 `paired` (llguidance in the sweep), each cold start also compiles and walks the task cold under that strategy, right
 before or after this one's (alternately: the paired one first at odd starts), and the cold row stores its fresh
-answer (`paired_fresh_ms`): the summary's `vs_paired` is the median of the starts' ratios, each between two walks
-seconds apart. The paired strategy's own trial walks it alone.
+answer (`paired_fresh_ms`), its compile and each step's mask and advance (`paired_*`): the summary's `vs_paired` is
+the median of the starts' ratios, each between two walks seconds apart, and `--steps` compares the two step by step.
+The paired strategy's own trial walks it alone.
 """
 
 from __future__ import annotations
 
 import gc
 import time
+
+import numpy as np
 
 from tqdm import tqdm
 
@@ -80,7 +83,7 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
     for start in range(cold_starts):
         # Each start compiles anew (_cold_compile); the first start's compile is also walked n - 1 times more, warm.
         if paired is not None and start % 2:
-            paired_ms = _paired_answer(task, vocab, paired, settings, token_ids)
+            paired_walk = _paired_answer(task, vocab, paired, settings, token_ids)
         constraint, compile_ms = _cold_compile(task, vocab, strategy, settings)
         compile_work, compile_masks = constraint.work.chars, constraint.work.masks_built
         walks = []
@@ -92,8 +95,8 @@ def run(settings, trial, progress: bool = False) -> list[dict]:
             bar.update()
         if paired is not None:
             if not start % 2:
-                paired_ms = _paired_answer(task, vocab, paired, settings, token_ids)
-            walks[0].update(paired_strategy=paired, paired_fresh_ms=paired_ms)  # the cold walk's row
+                paired_walk = _paired_answer(task, vocab, paired, settings, token_ids)
+            walks[0].update(paired_strategy=paired, **paired_walk)  # the cold walk's row
         rows += walks
     bar.close()
     return rows
@@ -131,11 +134,14 @@ def _cold_compile(task, vocab, strategy: str, settings):
     return constraint, (time.perf_counter() - t0) * 1000
 
 
-def _paired_answer(task, vocab, paired: str, settings, token_ids: list[int]) -> float:
-    """The paired strategy's fresh answer at one cold start, in ms: a compile after a cold start, and one walk."""
+def _paired_answer(task, vocab, paired: str, settings, token_ids: list[int]) -> dict:
+    """The paired strategy's walk at one cold start (a compile after a cold start, and one walk), as the cold row's
+    columns: its fresh answer in ms, and each step's mask and advance in µs (the summary's steps compare them with
+    this strategy's, step by step: structbench.report.summary.cold_steps)."""
     constraint, compile_ms = _cold_compile(task, vocab, paired, settings)
     row = _walk(constraint, token_ids, vocab, paired, task)
-    return fresh_answer_ms(compile_ms, row["mask_us"], row["advance_us"])
+    return {"paired_fresh_ms": fresh_answer_ms(compile_ms, row["mask_us"], row["advance_us"]),
+            "paired_compile_ms": compile_ms, "paired_mask_us": row["mask_us"], "paired_advance_us": row["advance_us"]}
 
 
 def fresh_answer_ms(compile_ms: float, mask_us, advance_us) -> float:
@@ -170,8 +176,9 @@ def _walk(constraint, token_ids: list[int], vocab, strategy: str, task) -> dict:
 
 
 def main(argv=None) -> int:
-    """python -m structbench.experiments.speed [RESULTS_DIR]: the stored speed rows' summary (the one the sweep
-    prints at its end): the fresh answer per task and strategy, then mask time per step per strategy."""
+    """python -m structbench.experiments.speed [RESULTS_DIR] [--steps]: the stored speed rows' summary (the one the
+    sweep prints at its end): the fresh answer per task and strategy, then mask time per step per strategy; with
+    --steps, each cold walk step by step beside its paired strategy's (format_steps)."""
     import argparse
 
     from structbench.bench.store import read_results
@@ -179,14 +186,95 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
     parser.add_argument("results_dir", nargs="?", default="results")
+    parser.add_argument("--steps", action="store_true",
+                        help="each task's cold walk step by step: every strategy that walked a paired one beside it "
+                             "(the median over the cold starts of each step's mask and advance, µs, both sides)")
+    parser.add_argument("--task", default=None, help="with --steps: this task alone (age, person, nested, ...)")
+    parser.add_argument("--strategy", default=None, help="with --steps: this strategy alone (lazy, tabled, ...)")
     args = parser.parse_args(argv)
+    if not args.steps and (args.task or args.strategy):
+        parser.error("--task and --strategy choose what --steps shows; add --steps")
     df = read_results(args.results_dir, "speed")
     df = df[df["kind"] == "speed"] if "kind" in df else df
     if df.empty:
         print(f"no speed rows in {args.results_dir}/speed: run python -m structbench +sweep=speed")
         return 1
-    print(format_summary(df, f"{args.results_dir}/speed"))
+    if not args.steps:
+        print(format_summary(df, f"{args.results_dir}/speed"))
+        return 0
+    for name, value in (("task", args.task), ("strategy", args.strategy)):
+        if value is not None and value not in set(df[name]):
+            parser.error(f"no speed rows of {name} {value!r} in {args.results_dir}/speed; "
+                         f"stored: {', '.join(sorted(set(df[name])))}")
+    out = format_steps(df, task=args.task, strategy=args.strategy)
+    if not out:
+        print(f"no cold walk in {args.results_dir}/speed has its paired strategy's steps (speed parts written from "
+              f"2026-12-07 store them): run python -m structbench +sweep=speed")
+        return 1
+    print(out)
     return 0
+
+
+def format_steps(df, task: str | None = None, strategy: str | None = None, top: int = 5) -> str:
+    """Per task and strategy with a paired strategy's steps (structbench.report.summary.cold_steps): a table of the
+    cold walk step by step, each step's token (the answer spelled by the rows' vocabulary, where it can be loaded;
+    else its number alone), this strategy's and the paired one's medians in µs and the median ratio; then how much
+    longer it takes over the steps where it is slower, and how much of that the `top` steps it is slowest at hold."""
+    from structbench.report.summary import cold_steps
+
+    steps = cold_steps(df)
+    if steps.empty or "paired_us" not in steps:
+        return ""
+    steps = steps[steps["paired_us"].notna()]
+    if task is not None:
+        steps = steps[steps["task"] == task]
+    if strategy is not None:
+        steps = steps[steps["strategy"] == strategy]
+    blocks = []
+    for (task_name, strategy_name), group in steps.groupby(["task", "strategy"], sort=True):
+        rows = df[(df["task"] == task_name) & (df["strategy"] == strategy_name)]
+        tokens = _step_tokens(rows.iloc[0])
+        paired = group["paired"].iloc[0]
+        lines = [f"### {task_name}: {strategy_name} beside {paired}, each cold step (mask + advance), median over "
+                 f"{int(group['cold_starts'].iloc[0])} cold starts", "",
+                 f"| step | token taken | {strategy_name} µs | {paired} µs | ratio |", "|---|---|---|---|---|"]
+        for _, r in group.iterrows():
+            token = tokens[int(r["step"])] if tokens is not None and int(r["step"]) < len(tokens) else ""
+            lines.append(f"| {int(r['step'])} | {token} | {r['us']:.1f} | {r['paired_us']:.1f} | "
+                         f"{r['vs_paired']:.2f} |")
+        ours, theirs = group["us"].sum(), group["paired_us"].sum()
+        lines += ["", f"sum of the step medians: {strategy_name} {ours:,.0f} µs, {paired} {theirs:,.0f} µs"]
+        gap = (group["us"] - group["paired_us"]).to_numpy()
+        lost, won = gap[gap > 0].sum(), abs(gap[gap < 0].sum())
+        if lost > 0:
+            order = [k for k in np.argsort(-gap)[:top] if gap[k] > 0]
+            named = ", ".join(f"{int(group['step'].iloc[k])} ({tokens[int(group['step'].iloc[k])]}: "
+                              f"+{gap[k]:,.0f} µs)" if tokens is not None else
+                              f"{int(group['step'].iloc[k])} (+{gap[k]:,.0f} µs)" for k in order)
+            lines.append(f"{strategy_name} takes {lost:,.0f} µs more than {paired} over the steps where it is slower, "
+                         f"{won:,.0f} µs less over the others; the {len(order)} it is slowest at hold "
+                         f"{gap[order].sum() / lost:.0%} of the former: {named}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _step_tokens(row) -> list[str] | None:
+    """The walk's tokens, as the trial spelled its answer (`text`) with its vocabulary (`vocab`, `vocab_size`), and
+    `end` for the end token; None where that vocabulary cannot be loaded here (a synthetic one, a missing package)."""
+    from structbench.lm.real_vocab import REAL_VOCABS, real_vocabulary
+    from structbench.lm.vocab import toy_vocabulary
+
+    try:
+        if row["vocab"] == "toy":
+            vocab = toy_vocabulary()
+        elif row["vocab"] in REAL_VOCABS:
+            vocab = real_vocabulary(row["vocab"], int(row["vocab_size"]))
+        else:
+            return None
+        ids = vocab.encode(row["text"])
+    except (ImportError, OSError, ValueError):  # (labels only: the table reads the same without them)
+        return None
+    return [repr(vocab.text_of(t)).replace("|", "\\|") for t in ids] + ["end"]
 
 
 if __name__ == "__main__":

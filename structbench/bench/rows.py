@@ -153,12 +153,15 @@ COLUMNS: tuple[Column, ...] = (
     Column("paired_fresh_ms", _FLOAT, "speed, a cold walk's row; fresh: that strategy's fresh answer (compile + a cold "
                                       "walk's masks and advances, ms), walked seconds before or after this row's (null "
                                       "in parts written before schema 7, and where it walked nothing)", Kind.TIMING),
-    Column("paired_compile_ms", _FLOAT, "fresh: the paired strategy's compile of this schema, ms (null in parts written "
-                                        "before schema 8, and where it did not compile)", Kind.TIMING),
-    Column("paired_mask_us", _FLOATS, "fresh: the paired strategy's cold walk, per step: microseconds to compute the "
-                                      "mask (null where it walked nothing)", Kind.TIMING),
-    Column("paired_advance_us", _FLOATS, "fresh: the paired strategy's cold walk, per step with a token to take: "
-                                         "microseconds to advance by it (null where it walked nothing)", Kind.TIMING),
+    Column("paired_compile_ms", _FLOAT, "speed, a cold walk's row; fresh: the paired strategy's compile of this task "
+                                        "or schema, ms (null in parts written before schema 8, speed's before "
+                                        "2026-12-07, and where it did not compile)", Kind.TIMING),
+    Column("paired_mask_us", _FLOATS, "speed, a cold walk's row; fresh: the paired strategy's cold walk, per step: "
+                                      "microseconds to compute the mask (null where it walked nothing, and in speed "
+                                      "parts written before 2026-12-07)", Kind.TIMING),
+    Column("paired_advance_us", _FLOATS, "speed, a cold walk's row; fresh: the paired strategy's cold walk, per step "
+                                         "with a token to take: microseconds to advance by it (null where it walked "
+                                         "nothing, and in speed parts written before 2026-12-07)", Kind.TIMING),
     Column("paired_instance", _INT, "fresh: the test instance the paired strategy walked (the same walk as this "
                                     "row's where it equals `instance`); -1 where it walked none"),
     # --- provenance ---

@@ -23,7 +23,7 @@ import pandas as pd
 
 from structbench.bench.strategies import STRATEGIES
 from structbench.report.summary import OUTCOMES as COMPILE_OUTCOMES
-from structbench.report.summary import stored_list
+from structbench.report.summary import step_us, stored_list
 
 # A fresh row's outcome: the compile's (summary.OUTCOMES), then the walk's.
 OUTCOMES = COMPILE_OUTCOMES + ("no_instance", "walk_refused", "walk_timeout")
@@ -47,16 +47,6 @@ def strategies_of(df: pd.DataFrame) -> list[str]:
 def _steps(lists) -> np.ndarray:
     arrays = [np.asarray(v, dtype=float) for v in lists if v is not None and len(v)]
     return np.concatenate(arrays) if arrays else np.array([])
-
-
-def step_us(masks, advances) -> np.ndarray:
-    """A walk's microseconds per step: each mask, plus the advance by the step's token where it has one (every step
-    but the end token's); masks alone in rows stored before advances were timed (advances null)."""
-    steps = np.asarray(masks, dtype=float).copy()
-    if stored_list(advances) and len(advances):
-        taken = np.asarray(advances, dtype=float)
-        steps[:len(taken)] += taken
-    return steps
 
 
 def _column(rows: pd.DataFrame, name: str) -> list:

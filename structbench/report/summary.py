@@ -146,6 +146,50 @@ def _paired_ratio(group: pd.DataFrame, answers: np.ndarray) -> dict:
     return {"paired": names[0], "vs_paired": float(np.median(answers[has] / paired[has]))}
 
 
+def step_us(masks, advances) -> np.ndarray:
+    """A walk's microseconds per step: each mask, plus the advance by the step's token where it has one (every step
+    but the end token's); masks alone in rows stored before advances were timed (advances null)."""
+    steps = np.asarray(masks, dtype=float).copy()
+    if stored_list(advances) and len(advances):
+        taken = np.asarray(advances, dtype=float)
+        steps[:len(taken)] += taken
+    return steps
+
+
+def cold_steps(df: pd.DataFrame) -> pd.DataFrame:
+    """The speed sweep's cold walks step by step: per task, strategy (and vocabulary size where it varies) and step
+    of the answer, the step's time (its mask and the advance by its token, µs), the median over the trial's cold
+    starts (`us`); and where the trial walked a `paired` strategy beside them (speed parts written from 2026-12-07),
+    that strategy's median at the same step over the same starts (`paired_us`) and the median of the starts' ratios
+    at that step (`vs_paired`: each between two walks seconds apart). One row per step; `step` counts from 0, the
+    answer's first token, to its end token. Where a fresh answer's time goes, along the answer: a strategy that
+    builds masks as it meets them pays most at a few steps."""
+    walks = df[cold_walks(df) & df["mask_us"].map(stored_list)]
+    if walks.empty:
+        return pd.DataFrame()
+    keys = ["task", "strategy"] + (["vocab_size"] if walks["vocab_size"].nunique() > 1 else [])
+    out = []
+    for key, group in walks.groupby(keys, sort=True):
+        ours = [step_us(m, a) for m, a in zip(group["mask_us"], group.get("advance_us", [None] * len(group)))]
+        n = min(len(s) for s in ours)
+        ours = np.array([s[:n] for s in ours])
+        theirs = None
+        if "paired_mask_us" in group:
+            paired = [(p, step_us(m, a)) for p, m, a in zip(group["paired_strategy"], group["paired_mask_us"],
+                                                                group["paired_advance_us"]) if stored_list(m)]
+            if paired and len({p for p, _ in paired}) == 1 and all(len(s) >= n for _, s in paired) \
+                    and len(paired) == len(ours):
+                strategy, theirs = paired[0][0], np.array([s[:n] for _, s in paired])
+        for step in range(n):
+            row = {**dict(zip(keys, key)), "step": step, "cold_starts": len(ours),
+                   "us": float(np.median(ours[:, step]))}
+            if theirs is not None:
+                row.update(paired=strategy, paired_us=float(np.median(theirs[:, step])),
+                           vs_paired=float(np.median(ours[:, step] / theirs[:, step])))
+            out.append(row)
+    return pd.DataFrame(out)
+
+
 def same_schemas(df: pd.DataFrame) -> pd.DataFrame:
     """The coverage rows of the schema files every strategy in df ran (a strategy run on a sample beside others
     run on the whole corpus: the side-by-side on that sample)."""

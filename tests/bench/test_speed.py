@@ -8,8 +8,11 @@ from structbench.bench.runner import run_trial
 from structbench.bench.settings import Settings
 from structbench.bench.store import read_results
 from structbench.errors import LimitExceeded, SettingsError
-from structbench.report.summary import fresh_answer_summary
+from structbench.report.summary import cold_steps, fresh_answer_summary
 from tests.helpers import settings_of
+
+from structbench.experiments.speed import format_steps
+from structbench.experiments.speed import main as speed_main
 
 
 def _settings(compose, tmp_path, *extra):
@@ -81,6 +84,65 @@ def test_a_paired_strategy_is_walked_cold_at_each_start_and_stored_on_the_cold_r
     assert df["masks_built"].tolist() == alone["masks_built"].tolist()
     got = fresh_answer_summary(df).iloc[0]
     assert got["paired"] == "tabled" and got["vs_paired"] > 0
+    # Its walk is stored step by step beside this one's: a mask per step, an advance per token taken, and its
+    # fresh answer is its compile and those.
+    for _, r in cold.iterrows():
+        assert len(r["paired_mask_us"]) == len(r["mask_us"]) and len(r["paired_advance_us"]) == len(r["advance_us"])
+        assert r["paired_compile_ms"] > 0 and r["paired_fresh_ms"] == pytest.approx(
+            r["paired_compile_ms"] + (sum(r["paired_mask_us"]) + sum(r["paired_advance_us"])) / 1000)
+    assert df.loc[~df["cold"], "paired_mask_us"].isna().all()
+    steps = cold_steps(df)
+    assert steps["step"].tolist() == list(range(len(cold["mask_us"].iloc[0])))
+    assert (steps["paired"] == "tabled").all() and (steps["cold_starts"] == 3).all()
+
+
+def test_cold_steps_are_each_steps_median_over_the_cold_starts_beside_the_paired_walks():
+    def walk(sample, cold, masks, advances, paired=None):
+        return {"task": "age", "strategy": "lazy", "sample": sample, "cold": cold, "compile_ms": 1.0,
+                "mask_us": masks, "advance_us": advances, "vocab_size": 83, "vocab": "toy", "text": '{"age": 3}',
+                "paired_strategy": None if paired is None else "llguidance",
+                "paired_mask_us": None if paired is None else paired[0],
+                "paired_advance_us": None if paired is None else paired[1]}
+
+    rows = pd.DataFrame([
+        walk(0, True, [10.0, 40.0, 5.0], [1.0, 2.0], ([5.0, 4.0, 1.0], [1.0, 1.0])),
+        walk(1, False, [0.1, 0.1, 0.1], [0.1, 0.1]),  # warm: not a cold step
+        walk(2, True, [30.0, 90.0, 7.0], [3.0, 2.0], ([9.0, 6.0, 1.0], [1.0, 1.0])),
+        walk(3, True, [20.0, 60.0, 6.0], [2.0, 2.0], ([7.0, 2.0, 1.0], [3.0, 2.0])),
+    ])
+    got = cold_steps(rows).set_index("step")
+    assert got["us"].tolist() == [22.0, 62.0, 6.0]  # the step's mask and the advance by its token; the end's alone
+    assert got["paired_us"].tolist() == [10.0, 5.0, 1.0]
+    # The median of each start's ratio at the step (11/6, 33/10, 22/10 at step 0): walks seconds apart, not the
+    # medians' ratio (2.2 here, 22/10 too; at step 1 the ratios 8.4, 13.1, 15.5 against 62/5 = 12.4)
+    assert got.loc[0, "vs_paired"] == pytest.approx(2.2) and got.loc[1, "vs_paired"] == pytest.approx(92 / 7)
+    assert (got["cold_starts"] == 3).all()
+    # Without pairs (the paired strategy's own trial, parts written before the columns): no paired columns
+    alone = cold_steps(rows.drop(columns=["paired_strategy", "paired_mask_us", "paired_advance_us"]))
+    assert "paired_us" not in alone and alone["us"].tolist() == [22.0, 62.0, 6.0]
+    table = format_steps(rows)
+    assert "| 1 | '\"age\"' | 62.0 | 5.0 | 13.14 |" in table  # the toy vocabulary spells it: step 1 is `"age"`
+    # The steps holding the difference: 74 µs in all, step 1 alone 57 of it
+    assert ("lazy takes 74 µs more than llguidance over the steps where it is slower, 0 µs less over the others; the "
+            "3 it is slowest at hold 100% of the former: 1 ('\"age\"': +57 µs), 0 ('{': +12 µs)") in table
+
+
+def test_the_steps_command_names_what_it_cannot_show(compose, tmp_path, capsys):
+    run_trial(_settings(compose, tmp_path, "+cold_starts=2", "+paired=tabled"))
+    (tmp_path / "s").rename(tmp_path / "speed")  # (the command reads a results folder's speed experiment)
+    assert speed_main([str(tmp_path), "--steps", "--task", "person"]) == 0
+    out = capsys.readouterr().out
+    assert "### person: lazy beside tabled" in out and "| 0 | '{' |" in out.replace('"', "'")
+    with pytest.raises(SystemExit):
+        speed_main([str(tmp_path), "--task", "person"])  # --task chooses what --steps shows
+    assert "add --steps" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        speed_main([str(tmp_path), "--steps", "--task", "nosuch"])
+    assert "no speed rows of task 'nosuch'" in capsys.readouterr().err
+    run_trial(_settings(compose, tmp_path / "alone", "+cold_starts=2"))
+    (tmp_path / "alone" / "s").rename(tmp_path / "alone" / "speed")
+    assert speed_main([str(tmp_path / "alone"), "--steps"]) == 1
+    assert "paired strategy's steps" in capsys.readouterr().out
 
 
 def test_pairing_with_itself_walks_alone_and_a_bad_pair_is_named(compose, tmp_path):

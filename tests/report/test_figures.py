@@ -35,7 +35,7 @@ from structbench.report.figures import (
 
 LESSON_FIGURES = ["validity_vs_length", "masked_step", "validity_bars", "mask_table", "distortion", "mask_cost", "retry"]
 SWEEP_FIGURES = ["sweep_noise", "sweep_depth", "sweep_vocab_mask_time", "sweep_removed_mass", "sweep_work_vs_formula",
-                 "sweep_retry", "speed", "coverage", "realmodel", "distortion_cost", "distortion_vs_z",
+                 "sweep_retry", "speed", "speed_steps", "coverage", "realmodel", "distortion_cost", "distortion_vs_z",
                  "real_distortion", "fresh", "fresh_paired"]
 
 
@@ -305,6 +305,29 @@ def test_speed_draws_points_not_bars_on_its_log_axes(results):
         assert not ax.patches, "a bar on a log axis has an arbitrary length"
         assert ax.lines
     assert "cold" in " ".join(t.get_text() for t in fig.texts)
+
+
+def test_speed_steps_draws_each_tasks_cold_walk_with_its_compiles_left_of_it(results):
+    """A panel per task, each strategy's cold walk a line over the answer's steps on a log axis, and its compile a
+    point at the tick named compile, left of every step (in µs, as the steps)."""
+    df = read_results(results, "speed")
+    fig = speed.fig_speed_steps(df)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == ["age", "person", "nested (depth 5)", "json_mode"]
+    for ax in panels:
+        assert ax.get_yscale() == "log"
+        walks = [line for line in ax.lines if len(line.get_xdata()) == 12]  # (the fixture's walks: 12 steps)
+        assert len(walks) == 5 and all(list(line.get_xdata()) == list(range(12)) for line in walks)
+        compiles = [line for line in ax.lines if len(line.get_xdata()) == 1 and line.get_xdata()[0] < 0]
+        assert len(compiles) == 5
+        labels = {t.get_text(): t.get_position()[0] for t in ax.get_xticklabels()}
+        assert labels["compile"] == compiles[0].get_xdata()[0] < min(v for k, v in labels.items() if k != "compile")
+    cold = df[df["sample"] == 0]  # (the fixture's parts predate `cold`: walk 0 was the cold one)
+    age_naive = cold[(cold["task"] == "age") & (cold["strategy"] == "naive")].iloc[0]
+    ax = panels[0]
+    drawn = [line for line in ax.lines if len(line.get_xdata()) == 1 and line.get_ydata()[0] == pytest.approx(
+        age_naive["compile_ms"] * 1000)]
+    assert drawn, "naive's compile on age, in µs"
 
 
 def test_coverage_says_its_mask_times_are_a_cold_first_walk(results):

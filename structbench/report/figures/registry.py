@@ -41,6 +41,7 @@ FIGURES = (
     FigureSpec("sweep_depth", ("depth",), sweeps.fig_sweep_depth),
     FigureSpec("sweep_vocab_mask_time", ("vocab",), sweeps.fig_sweep_vocab_mask_time),
     FigureSpec("speed", ("speed",), speed.fig_speed),
+    FigureSpec("speed_steps", ("speed",), speed.fig_speed_steps),
     FigureSpec("coverage", ("coverage",), coverage.fig_coverage),
     FigureSpec("fresh", ("fresh",), fresh.fig_fresh),
     FigureSpec("fresh_paired", ("fresh",), fresh.fig_fresh_paired),

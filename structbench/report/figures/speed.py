@@ -87,3 +87,64 @@ def fig_speed(df: pd.DataFrame) -> plt.Figure:
                  f"walking one valid answer per task", fontsize=11)
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig
+
+
+@drawn_in_style
+def fig_speed_steps(df: pd.DataFrame) -> plt.Figure:
+    """The speed sweep's cold walks step by step: per task, each strategy's time at each step of the answer (its mask
+    and the advance by its token, the median over the trial's cold starts), with its compile beside them at the
+    left. Where a strategy pays for a fresh schema shows: at compile (tables built ahead), spread over the walk, or
+    at a few steps (masks built as met, where a walk meets new states)."""
+    from structbench.report.summary import cold_steps
+
+    rows = df[df["kind"] == "speed"]
+    if rows.empty:
+        raise MissingRows("no speed rows")
+    steps = cold_steps(rows)
+    if steps.empty:
+        raise MissingRows("no cold speed walks with their masks' times")
+    tasks = tasks_in(steps)
+    strategies = strategies_in(steps)
+    cols = 2 if len(tasks) > 1 else 1
+    nrows = -(-len(tasks) // cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(15, 4.1 * nrows + 0.9), squeeze=False)
+    compiles = rows[cold_walks(rows)].groupby(["task", "strategy"])["compile_ms"].median()
+    for ax, task in zip(axes.flat, tasks):
+        shown = steps[steps["task"] == task]
+        n = int(shown["step"].max()) + 1
+        at = -max(2.0, 0.12 * n)  # the compile's x
+        for strategy in strategies:
+            g = shown[shown["strategy"] == strategy].sort_values("step")
+            if g.empty:
+                continue
+            look = dict(color=STRATEGY_COLORS.get(strategy, INK), marker=STRATEGY_MARKERS.get(strategy, "o"))
+            ax.plot(g["step"], g["us"], lw=0.9, ms=3, **look)
+            if (task, strategy) in compiles.index:  # the compile, in the same unit, left of the first step
+                ax.plot([at], [compiles[(task, strategy)] * 1000], ls="none", ms=6, **look)
+        ax.axvline(at / 2, color="#d1d5db", lw=0.8)
+        ax.set_yscale("log")
+        ax.set_xlim(1.5 * at, n)
+        # the compile's tick far enough left of the steps' that their labels never meet, whatever the walk's length
+        ticks = list(range(0, n, 5)) if n <= 40 else list(range(10, n, 10))
+        ax.set_xticks([at] + ticks, ["compile"] + [str(t) for t in ticks])
+        depth = rows.loc[rows["task"] == task, "schema_depth"]
+        ax.set_title(f"{task} (depth {int(depth.iloc[0])})" if task == "nested" and len(depth) else task, fontsize=10)
+        ax.set_xlabel("step of the answer (its token's mask and advance)")
+        ax.set_ylabel("cold step, µs (log scale)")
+        ax.grid(axis="y", which="major", color="#e5e7eb", lw=0.6)
+        ax.set_axisbelow(True)
+    for ax in list(axes.flat)[len(tasks):]:
+        ax.set_visible(False)
+    handles = [Line2D([], [], color=STRATEGY_COLORS.get(s, INK), marker=STRATEGY_MARKERS.get(s, "o"), ms=5, lw=1.1,
+                      label=s) for s in strategies]
+    fig.legend(handles=handles, frameon=False, loc="lower center", ncol=len(handles), bbox_to_anchor=(0.5, 0.03))
+    starts = int(steps["cold_starts"].max())
+    fig.text(0.5, 0.0, f"Each point: one step of the task's answer walked cold (the first walk over a constraint just "
+             f"compiled), the median over {starts} cold starts; each strategy from its own trial. The compile (left) "
+             "in the same unit. `python -m structbench.experiments.speed --steps` names each step's token and "
+             "sets each step beside the paired strategy's, walked seconds apart.", ha="center", va="bottom",
+             fontsize=7.5, color=NOTE, wrap=True)
+    vocabs = sorted(rows["vocab"].unique())
+    fig.suptitle(f"Where a fresh answer's time goes, step by step ({', '.join(vocabs)} vocabulary)", fontsize=11)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig
