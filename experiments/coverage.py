@@ -467,7 +467,9 @@ def main(argv=None) -> int:
 
     from structbench.bench.store import read_results
 
-    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    # (the whole docstring as the description: its first line alone stopped mid-sentence)
+    parser = argparse.ArgumentParser(prog="python -m structbench.experiments.coverage",
+                                     description=" ".join(main.__doc__.split()))
     parser.add_argument("results_dir", nargs="?", default="results")
     args = parser.parse_args(argv)
     df = read_results(args.results_dir, "coverage")

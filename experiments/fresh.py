@@ -236,7 +236,9 @@ def main(argv=None) -> int:
     from structbench.bench.store import read_results
     from structbench.report.fresh import format_fresh
 
-    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    # (the whole docstring as the description: its first line alone stopped mid-sentence)
+    parser = argparse.ArgumentParser(prog="python -m structbench.experiments.fresh",
+                                     description=" ".join(main.__doc__.split()))
     parser.add_argument("results_dir", nargs="?", default="results")
     parser.add_argument("--strategies", default=None,
                         help="comma-separated strategies to compare (default: every one stored)")

@@ -184,8 +184,13 @@ def main(argv=None) -> int:
     from structbench.bench.store import read_results
     from structbench.report.summary import format_summary
 
-    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
-    parser.add_argument("results_dir", nargs="?", default="results")
+    parser = argparse.ArgumentParser(
+        prog="python -m structbench.experiments.speed",
+        description="The stored speed rows' summary (the one the sweep prints at its end): the fresh answer per task "
+                    "and strategy, then mask time per step per strategy; with --steps, each cold walk step by step "
+                    "beside its paired strategy's.")
+    parser.add_argument("results_dir", nargs="?", default="results",
+                        help="the results store holding speed/ (default: results)")
     parser.add_argument("--steps", action="store_true",
                         help="each task's cold walk step by step: every strategy that walked a paired one beside it "
                              "(the median over the cold starts of each step's mask and advance, µs, both sides)")
