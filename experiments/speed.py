@@ -236,12 +236,17 @@ def format_steps(df, task: str | None = None, strategy: str | None = None, top: 
     if strategy is not None:
         steps = steps[steps["strategy"] == strategy]
     blocks = []
-    for (task_name, strategy_name), group in steps.groupby(["task", "strategy"], sort=True):
+    by = ["task", "strategy"] + (["vocab_size"] if "vocab_size" in steps else [])  # (cold_steps': where sizes vary)
+    for key, group in steps.groupby(by, sort=True):
+        task_name, strategy_name = key[0], key[1]
         rows = df[(df["task"] == task_name) & (df["strategy"] == strategy_name)]
+        if len(key) > 2:
+            rows = rows[rows["vocab_size"] == key[2]]
         tokens = _step_tokens(rows.iloc[0])
         paired = group["paired"].iloc[0]
-        lines = [f"### {task_name}: {strategy_name} beside {paired}, each cold step (mask + advance), median over "
-                 f"{int(group['cold_starts'].iloc[0])} cold starts", "",
+        size = f" ({key[2]:,} tokens)" if len(key) > 2 else ""
+        lines = [f"### {task_name}{size}: {strategy_name} beside {paired}, each cold step (mask + advance), median "
+                 f"over {int(group['cold_starts'].iloc[0])} cold starts", "",
                  f"| step | token taken | {strategy_name} µs | {paired} µs | ratio |", "|---|---|---|---|---|"]
         for _, r in group.iterrows():
             token = tokens[int(r["step"])] if tokens is not None and int(r["step"]) < len(tokens) else ""

@@ -125,6 +125,10 @@ def test_cold_steps_are_each_steps_median_over_the_cold_starts_beside_the_paired
     # The steps holding the difference: 74 µs in all, step 1 alone 57 of it
     assert ("lazy takes 74 µs more than llguidance over the steps where it is slower, 0 µs less over the others; the "
             "3 it is slowest at hold 100% of the former: 1 ('\"age\"': +57 µs), 0 ('{': +12 µs)") in table
+    # Two vocabulary sizes (a vocab sweep's speed trials): a table each, not their steps mixed
+    both = format_steps(pd.concat([rows, rows.assign(vocab_size=100, sample=rows["sample"] + 10)]))
+    assert both.count("### age (83 tokens): lazy") == 1 and both.count("### age (100 tokens): lazy") == 1
+    assert both.count("| 1 | '\"age\"' | 62.0 | 5.0 | 13.14 |") == 2
     # A vocabulary that cannot be loaded here (a synthetic one: its seed is not in the rows): steps by number alone
     unnamed = format_steps(rows.assign(vocab="synthetic"))
     assert "| 1 |  | 62.0 | 5.0 | 13.14 |" in unnamed and "hold 100% of the former: 1 (+57 µs), 0 (+12 µs)" in unnamed
