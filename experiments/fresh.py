@@ -47,7 +47,12 @@ from structbench.experiments.coverage import (
     spell,
     subset_of,
 )
-from structbench.experiments.speed import fresh_answer_ms, paired_strategy, prepare_paired, prepare_vocabulary
+from structbench.experiments.speed import (
+    paired_strategy,
+    paired_walk_columns,
+    prepare_paired,
+    prepare_vocabulary,
+)
 
 from structbench.bench.strategies import compile_constraint
 from structbench.bench.tasks import Task
@@ -223,8 +228,7 @@ def paired_columns(paired: str, row: dict) -> dict:
     out = {"paired_strategy": paired, "paired_compile_ms": row.get("compile_ms"),
            "paired_instance": row["instance"] if walked else -1}
     if walked:
-        out.update(paired_mask_us=row["mask_us"], paired_advance_us=row["advance_us"],
-                   paired_fresh_ms=fresh_answer_ms(row["compile_ms"], row["mask_us"], row["advance_us"]))
+        out.update(paired_walk_columns(row["compile_ms"], row["mask_us"], row["advance_us"]))
     return out
 
 

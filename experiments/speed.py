@@ -140,8 +140,14 @@ def _paired_answer(task, vocab, paired: str, settings, token_ids: list[int]) -> 
     this strategy's, step by step: structbench.report.summary.cold_steps)."""
     constraint, compile_ms = _cold_compile(task, vocab, paired, settings)
     row = _walk(constraint, token_ids, vocab, paired, task)
-    return {"paired_fresh_ms": fresh_answer_ms(compile_ms, row["mask_us"], row["advance_us"]),
-            "paired_compile_ms": compile_ms, "paired_mask_us": row["mask_us"], "paired_advance_us": row["advance_us"]}
+    return paired_walk_columns(compile_ms, row["mask_us"], row["advance_us"])
+
+
+def paired_walk_columns(compile_ms: float, mask_us, advance_us) -> dict:
+    """A paired strategy's cold walk as this row's paired_* columns (the speed and fresh experiments' alike): its
+    compile, each step's mask and advance, and its fresh answer."""
+    return {"paired_compile_ms": compile_ms, "paired_mask_us": mask_us, "paired_advance_us": advance_us,
+            "paired_fresh_ms": fresh_answer_ms(compile_ms, mask_us, advance_us)}
 
 
 def fresh_answer_ms(compile_ms: float, mask_us, advance_us) -> float:

@@ -18,7 +18,7 @@ from structbench.report.figures.style import (
     STRATEGY_MARKERS,
     drawn_in_style,
 )
-from structbench.report.summary import cold_walks, fresh_answer_summary
+from structbench.report.summary import cold_steps, cold_walks, fresh_answer_summary
 
 
 @drawn_in_style
@@ -95,8 +95,6 @@ def fig_speed_steps(df: pd.DataFrame) -> plt.Figure:
     and the advance by its token, the median over the trial's cold starts), with its compile beside them at the
     left. Where a strategy pays for a fresh schema shows: at compile (tables built ahead), spread over the walk, or
     at a few steps (masks built as met, where a walk meets new states)."""
-    from structbench.report.summary import cold_steps
-
     rows = df[df["kind"] == "speed"]
     if rows.empty:
         raise MissingRows("no speed rows")
