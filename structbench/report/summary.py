@@ -102,7 +102,9 @@ def fresh_answer_summary(df: pd.DataFrame) -> pd.DataFrame:
     timed count none); where llguidance ran the task, the median's ratio to llguidance's (`vs_llguidance`, across
     trials: minutes apart, so it carries the host's drift between them); and where the trial walked a `paired`
     strategy beside its cold starts, that strategy (`paired`) and the median over the starts of this one's fresh
-    answer over the paired one's at the same start (`vs_paired`: each ratio between two walks seconds apart)."""
+    answer over the paired one's at the same start (`vs_paired`: each ratio between two walks seconds apart), with
+    the fewest and the most of those ratios (`vs_paired_fewest`, `vs_paired_most`: whether a median near 1 holds at
+    every start)."""
     walks = df[cold_walks(df) & df["mask_us"].map(lambda v: v is not None and len(v) > 0)]
     if walks.empty:
         return pd.DataFrame()
@@ -126,14 +128,16 @@ def fresh_answer_summary(df: pd.DataFrame) -> pd.DataFrame:
     if "paired" in table:
         itself = table["strategy"].isin(table["paired"].dropna().unique())  # the paired strategy's own trial: 1
         table.loc[itself, "paired"] = table.loc[itself, "strategy"]
-        table.loc[itself, "vs_paired"] = 1.0
-        table = table[[c for c in table if c not in ("paired", "vs_paired")] + ["paired", "vs_paired"]]
+        table.loc[itself, ["vs_paired", "vs_paired_fewest", "vs_paired_most"]] = 1.0
+        last = ["paired", "vs_paired", "vs_paired_fewest", "vs_paired_most"]
+        table = table[[c for c in table if c not in last] + last]
     return table
 
 
 def _paired_ratio(group: pd.DataFrame, answers: np.ndarray) -> dict:
-    """{paired, vs_paired} for one task and strategy's cold walks (fresh answers `answers`): the median of each
-    start's ratio to its paired walk; {} where no walk has one (parts written before schema 7, no `paired`)."""
+    """{paired, vs_paired, vs_paired_fewest, vs_paired_most} for one task and strategy's cold walks (fresh answers
+    `answers`): the median, fewest and most of each start's ratio to its paired walk; {} where no walk has one (parts
+    written before schema 7, no `paired`)."""
     if "paired_fresh_ms" not in group:
         return {}
     paired = group["paired_fresh_ms"].to_numpy(dtype=float)
@@ -143,7 +147,9 @@ def _paired_ratio(group: pd.DataFrame, answers: np.ndarray) -> dict:
     names = group.loc[has, "paired_strategy"].unique()
     if len(names) != 1:
         raise ValueError(f"one task's cold walks were paired with different strategies: {sorted(names)}")
-    return {"paired": names[0], "vs_paired": float(np.median(answers[has] / paired[has]))}
+    ratios = answers[has] / paired[has]
+    return {"paired": names[0], "vs_paired": float(np.median(ratios)), "vs_paired_fewest": float(ratios.min()),
+            "vs_paired_most": float(ratios.max())}
 
 
 def step_us(masks, advances) -> np.ndarray:

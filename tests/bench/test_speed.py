@@ -178,7 +178,11 @@ def test_vs_paired_is_the_median_of_each_starts_ratio():
     assert got.loc["lazy", "paired"] == "llguidance" and got.loc["lazy", "vs_paired"] == pytest.approx(2.0)
     assert got.loc["lazy", "vs_llguidance"] == pytest.approx(2.5)  # across trials: 5 ms over 2 ms
     assert got.loc["llguidance", "paired"] == "llguidance" and got.loc["llguidance", "vs_paired"] == 1.0
-    assert list(got.columns[-2:]) == ["paired", "vs_paired"]
+    # the spread of the starts' ratios beside their median: 1x to 3x, where the median alone says 2x
+    assert got.loc["lazy", "vs_paired_fewest"] == pytest.approx(1.0)
+    assert got.loc["lazy", "vs_paired_most"] == pytest.approx(3.0)
+    assert got.loc["llguidance", ["vs_paired_fewest", "vs_paired_most"]].tolist() == [1.0, 1.0]
+    assert list(got.columns[-4:]) == ["paired", "vs_paired", "vs_paired_fewest", "vs_paired_most"]
 
 
 def test_rows_record_the_interpreter_and_array_libraries_that_timed_them(compose, tmp_path):
