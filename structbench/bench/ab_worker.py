@@ -9,7 +9,8 @@ times and allowed counts, and a digest of every mask's bits (so two codes' masks
 their counts alone). Anything the code prints goes to stderr: stdout carries the protocol only.
 
 It uses only what the fresh experiment has had since it was added (schema_row, prepare_vocabulary, cold_start,
-timed_walk's untimed unpack_bits), so a revision from before this file still runs under it.
+timed_walk's untimed check of each mask: count_allowed, unpack_bits before it), so a revision from before this file
+still runs under it.
 """
 
 import hashlib
@@ -49,13 +50,16 @@ def main(config: dict) -> None:
             raise SystemExit(f"ab_worker: {module.__name__} was imported from {found}, not from {config['root']}")
 
     digests = []
-    unpack_bits = walk_module.unpack_bits
+    # timed_walk's untimed check, called once per mask: count_allowed since it reads the words themselves,
+    # unpack_bits before (a revision from then still runs under this worker)
+    name = "count_allowed" if hasattr(walk_module, "count_allowed") else "unpack_bits"
+    check = getattr(walk_module, name)
 
-    def recording(bits, n):  # timed_walk calls it untimed, once per mask
+    def recording(bits, n):
         digests.append(hashlib.blake2b(np.ascontiguousarray(bits).tobytes(), digest_size=8).digest())
-        return unpack_bits(bits, n)
+        return check(bits, n)
 
-    walk_module.unpack_bits = recording
+    setattr(walk_module, name, recording)
     vocab = toy_vocabulary() if config["vocab"] == "toy" else real_vocabulary(config["vocab"])
     prepare_vocabulary(config["strategy"], vocab)
     out.write(json.dumps({"ready": True, "structbench": str(imported.parent)}) + "\n")
