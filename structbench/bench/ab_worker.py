@@ -9,8 +9,8 @@ times and allowed counts, and a digest of every mask's bits (so two codes' masks
 their counts alone). Anything the code prints goes to stderr: stdout carries the protocol only.
 
 It uses only what the fresh experiment has had since it was added (schema_row, prepare_vocabulary, cold_start,
-timed_walk's untimed check of each mask: count_allowed, unpack_bits before it), so a revision from before this file
-still runs under it.
+timed_walk's untimed check of each mask: allows, unpack_bits before it), so a revision from before this file still
+runs under it.
 """
 
 import hashlib
@@ -50,14 +50,15 @@ def main(config: dict) -> None:
             raise SystemExit(f"ab_worker: {module.__name__} was imported from {found}, not from {config['root']}")
 
     digests = []
-    # timed_walk's untimed check, called once per mask: count_allowed since it reads the words themselves,
-    # unpack_bits before (a revision from then still runs under this worker)
-    name = "count_allowed" if hasattr(walk_module, "count_allowed") else "unpack_bits"
+    # timed_walk's untimed check, called once per mask before anything else reads it, the mask that refuses the walk
+    # included: allows since the walk reads the words themselves, unpack_bits before (a revision from then still
+    # runs under this worker)
+    name = "allows" if hasattr(walk_module, "allows") else "unpack_bits"
     check = getattr(walk_module, name)
 
-    def recording(bits, n):
+    def recording(bits, arg):  # (the token for allows, the vocabulary's size for unpack_bits)
         digests.append(hashlib.blake2b(np.ascontiguousarray(bits).tobytes(), digest_size=8).digest())
-        return check(bits, n)
+        return check(bits, arg)
 
     setattr(walk_module, name, recording)
     vocab = toy_vocabulary() if config["vocab"] == "toy" else real_vocabulary(config["vocab"])

@@ -22,13 +22,16 @@ def unpack_bits(words: np.ndarray, size: int) -> np.ndarray:
 
 
 _BYTE_BITS = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)  # set bits per byte value
+_BITWISE_COUNT = getattr(np, "bitwise_count", None)  # NumPy 2.0 on (looked up at each call: the tests swap it)
 
 
 def count_allowed(words: np.ndarray, size: int) -> int:
     """The tokens the int32 words allow among the first `size` (bits past them, a last word's padding, not
     counted): what unpack_bits(words, size).sum() counts, without a boolean array over the vocabulary (a
     timed walk's untimed check: MaskBench's runner reads the words it is given, it does not unpack them)."""
-    words = np.asarray(words, dtype="<i4").view("<u4")
+    words = np.ascontiguousarray(words, dtype="<i4").view("<u4")
+    if size > 32 * len(words):
+        raise ValueError(f"{len(words):,} int32 words hold {32 * len(words):,} tokens' bits, not {size:,}")
     full, rest = divmod(size, 32)
     count = _popcount(words[:full])
     if rest:
@@ -37,17 +40,10 @@ def count_allowed(words: np.ndarray, size: int) -> int:
 
 
 def _popcount(words: np.ndarray) -> int:
-    """Set bits over uint32 words: NumPy's bitwise_count where it has one (2.0 on), else a table per byte."""
+    """Set bits over uint32 words: NumPy's bitwise_count where it has one, else a table per byte."""
     if _BITWISE_COUNT is not None:
         return int(_BITWISE_COUNT(words).sum(dtype=np.int64))
-    return _popcount_by_bytes(words)
-
-
-def _popcount_by_bytes(words: np.ndarray) -> int:
     return int(_BYTE_BITS[words.view(np.uint8)].sum())
-
-
-_BITWISE_COUNT = getattr(np, "bitwise_count", None)
 
 
 def allows(words: np.ndarray, token: int) -> bool:
