@@ -249,14 +249,17 @@ def format_steps(df, task: str | None = None, strategy: str | None = None, top: 
         if len(key) > 2:
             rows = rows[rows["vocab_size"] == key[2]]
         tokens = _step_tokens(rows.iloc[0])
+
+        def token(step: int) -> str:  # (the step's token where the answer's spelling reaches it, else nothing)
+            return tokens[step] if tokens is not None and step < len(tokens) else ""
+
         paired = group["paired"].iloc[0]
         size = f" ({key[2]:,} tokens)" if len(key) > 2 else ""
         lines = [f"### {task_name}{size}: {strategy_name} beside {paired}, each cold step (mask + advance), median "
                  f"over {int(group['cold_starts'].iloc[0])} cold starts", "",
                  f"| step | token taken | {strategy_name} µs | {paired} µs | ratio |", "|---|---|---|---|---|"]
         for _, r in group.iterrows():
-            token = tokens[int(r["step"])] if tokens is not None and int(r["step"]) < len(tokens) else ""
-            lines.append(f"| {int(r['step'])} | {token} | {r['us']:.1f} | {r['paired_us']:.1f} | "
+            lines.append(f"| {int(r['step'])} | {token(int(r['step']))} | {r['us']:.1f} | {r['paired_us']:.1f} | "
                          f"{r['vs_paired']:.2f} |")
         ours, theirs = group["us"].sum(), group["paired_us"].sum()
         lines += ["", f"sum of the step medians: {strategy_name} {ours:,.0f} µs, {paired} {theirs:,.0f} µs"]
@@ -264,9 +267,9 @@ def format_steps(df, task: str | None = None, strategy: str | None = None, top: 
         lost, won = gap[gap > 0].sum(), abs(gap[gap < 0].sum())
         if lost > 0:
             order = [k for k in np.argsort(-gap)[:top] if gap[k] > 0]
-            named = ", ".join(f"{int(group['step'].iloc[k])} ({tokens[int(group['step'].iloc[k])]}: "
-                              f"+{gap[k]:,.0f} µs)" if tokens is not None else
-                              f"{int(group['step'].iloc[k])} (+{gap[k]:,.0f} µs)" for k in order)
+            at = group["step"].to_numpy(dtype=int)
+            named = ", ".join(f"{at[k]} ({token(at[k])}: +{gap[k]:,.0f} µs)" if token(at[k]) else
+                              f"{at[k]} (+{gap[k]:,.0f} µs)" for k in order)
             lines.append(f"{strategy_name} takes {lost:,.0f} µs more than {paired} over the steps where it is slower, "
                          f"{won:,.0f} µs less over the others; the {len(order)} it is slowest at hold "
                          f"{gap[order].sum() / lost:.0%} of the former: {named}")

@@ -95,6 +95,14 @@ def cold_walks(df: pd.DataFrame) -> pd.Series:
     return cold.where(cold.notna(), df["sample"] == 0).astype(bool)
 
 
+def _timed_cold_walks(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The speed rows' cold walks that hold their masks' times, and the columns the summaries group them by: task and
+    strategy, and the vocabulary's size where the rows hold several (fresh_answer_summary and cold_steps alike)."""
+    walks = df[cold_walks(df) & df["mask_us"].map(lambda v: stored_list(v) and len(v) > 0)]
+    keys = ["task", "strategy"] + (["vocab_size"] if walks["vocab_size"].nunique() > 1 else [])
+    return walks, keys
+
+
 def fresh_answer_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per task and strategy of the speed sweep (and vocabulary size where it varies): the fresh answer, compile +
     every mask and advance of a cold walk (the first over a constraint just compiled), in ms: the median over the
@@ -105,10 +113,9 @@ def fresh_answer_summary(df: pd.DataFrame) -> pd.DataFrame:
     answer over the paired one's at the same start (`vs_paired`: each ratio between two walks seconds apart), with
     the fewest and the most of those ratios (`vs_paired_fewest`, `vs_paired_most`: whether a median near 1 holds at
     every start)."""
-    walks = df[cold_walks(df) & df["mask_us"].map(lambda v: v is not None and len(v) > 0)]
+    walks, keys = _timed_cold_walks(df)
     if walks.empty:
         return pd.DataFrame()
-    keys = ["task", "strategy"] + (["vocab_size"] if walks["vocab_size"].nunique() > 1 else [])
     out = []
     for key, group in walks.groupby(keys, sort=True):
         masks = np.array([np.sum(np.asarray(v, dtype=float)) for v in group["mask_us"]]) / 1000
@@ -170,10 +177,9 @@ def cold_steps(df: pd.DataFrame) -> pd.DataFrame:
     at that step (`vs_paired`: each between two walks seconds apart). One row per step; `step` counts from 0, the
     answer's first token, to its end token. Where a fresh answer's time goes, along the answer: a strategy that
     builds masks as it meets them pays most at a few steps."""
-    walks = df[cold_walks(df) & df["mask_us"].map(stored_list)]
+    walks, keys = _timed_cold_walks(df)
     if walks.empty:
         return pd.DataFrame()
-    keys = ["task", "strategy"] + (["vocab_size"] if walks["vocab_size"].nunique() > 1 else [])
     out = []
     for key, group in walks.groupby(keys, sort=True):
         ours = [step_us(m, a) for m, a in zip(group["mask_us"], group.get("advance_us", [None] * len(group)))]
