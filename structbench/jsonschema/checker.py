@@ -663,13 +663,14 @@ class SchemaChecker(ObjectKeys):
         tokens. It is the stack with each object's used keys replaced by what a token can find out about them,
         given `reach` (a TokenReach: what the vocabulary's tokens hold around a key):
         * below a value of the object or just after one (`_seen_as_read`): a token reaches them only through a
-          comma and a key's opening quote, and `reach.openings` are all the texts tokens hold from there;
+          comma and a key's opening quote, and `reach.openings` are all the texts tokens hold from there (what
+          it finds out there is all a token reads of the object: its node is left out too);
         * in a key that other keys may be (`_key_as_read`): only at the key's closing quote, where a used
           property name is refused, and `reach.closings` are all the keys' ends a token can write;
         and in a key or after an object's comma, the frames below the object are left out where no token can
         close it from there (`reach.member_pops`); elsewhere, the frames below the innermost object or array where
-        no token can close it and read on (`_first_read`). In schema order a strict object is read by its place, not
-        its node (`_place_as_read`), and the frames below one that may not close are left out (`_unclosable_below`).
+        no token can close it and read on (`_first_read`), and those below an object that may not close
+        (`_unclosable_below`). In schema order a strict object is read by its place, not its node (`_place_as_read`).
         At an object's value still to open that no token finishes and reads on past (`_value_reads_past`), the key is
         the value's node and the whitespace read before it alone.
         Each frame's part is numbered (equal parts, one number): the key is a tuple of small numbers, which the
@@ -710,10 +711,10 @@ class SchemaChecker(ObjectKeys):
         # Below the innermost object or array, where no token closes it and reads on (container_reach): left out
         first = 0 if top.kind in kept[4] or (top.kind, top.phase) in kept[4] else self._first_read(stack, reach,
                                                                                                   kept[3])
-        if self._ordered and not reach.member_pops:  # nor below an object no token can close (_unclosable_below)
-            first = max(first, self._unclosable_below(stack))
         if len(stack) > kept[5]:  # nor below the containers a token may close (_depth_cut)
             first = max(first, _depth_cut(stack, reach))
+        if not reach.member_pops:  # nor below an object no token can close, above those (_unclosable_below)
+            first = self._unclosable_below(stack, first)
         out = [_BELOW_UNREAD] if first else []
         for frame in stack[first:] if first else stack:
             got = frames.get(frame)
@@ -818,21 +819,20 @@ class SchemaChecker(ObjectKeys):
                     todo.append((nxt, rest))
         return False
 
-    def _unclosable_below(self, stack: Stack) -> int:
-        """The index of the innermost object, below a value of it or after one, that may not close once that value
-        is written (a required key still to come), else 0. No token closes it: it would have to write the missing
-        key, its colon and a value before the bracket, and no token holds a quote, a colon and then a closing
-        bracket (asked where `reach.member_pops` is false). A token reads a frame below only once every frame above
-        it is closed, so none reads below this one: the mask key leaves those out, as it leaves out those below a
-        container no token closes and reads on (_first_read). Asked in schema order, where an object's frame is
-        read by its place, not its node (_place_as_read): the nested task's levels share their values' masks so. In
-        any order the object's node stays in the key, and the scan cost more than the few masks it shared (by A/B
-        over every fifth corpus schema, fresh answer per schema 1.010, every mask the same: docs/design.md)."""
-        for j in range(len(stack) - 1, 0, -1):
+    def _unclosable_below(self, stack: Stack, lowest: int) -> int:
+        """The index of the innermost object above `lowest`, below a value of it or after one, that may not close
+        once that value is written (a required key still to come), else `lowest` (the lowest frame the key reads so
+        far). No token closes it: it would have to write the missing key, its colon and a value before the bracket,
+        and no token holds a quote, a colon and then a closing bracket (asked where `reach.member_pops` is false).
+        A token reads a frame below only once every frame above it is closed, so none reads below this one: the mask
+        key leaves those out, as it leaves out those below a container no token closes and reads on (_first_read).
+        An object's frame there is read by what a token can find out of it, not by its node (_seen_as_read,
+        in schema order _place_as_read): the nested task's levels share their values' masks so."""
+        for j in range(len(stack) - 1, lowest, -1):
             frame = stack[j]
             if frame.kind == OBJECT and frame.phase in _SEEN_UNREAD and not self._may_close(frame):
                 return j
-        return 0
+        return lowest
 
     def _first_read(self, stack: Stack, reach, kept: dict) -> int:
         """The index of the lowest frame a token may read: the innermost container's where no token of the

@@ -36,12 +36,14 @@ reads), as are an object after its key, an array after its comma and a literal's
 at every depth share one mask. Inside a string or a number, and in an object or array just opened or after a value,
 a token does read on (`"},`, `1},`, `},`): those keep their depth.
 
-The sixth is, with keys in schema order, a strict object's node, place and count: what a token reads of it is
-which names may still come (and whether it may close), as far as tokens write them, so objects of one shape at
-different nodes share their masks (the checker's `_place_as_read`, asked where another node has such a place:
-`_place_shared`); and the frames below an object that may not close once its value is written, a required key to
-come, since no token closes it (`_unclosable_below`, where `member_pops` is false). The nested task's levels, each
-a node of its own, build 44 masks where they built 102.
+The sixth is an object's node below a value of it or after one: what a token reads of the object there is
+whether it may close, whether a key may come and what the keys the openings write make of its names and used keys
+(the checker's `_seen_as_read`), and with keys in schema order which names may still come, as far as tokens write
+them (`_place_as_read`, asked where another node has such a place: `_place_shared`; its place and count are left
+out too). So objects of one shape at different nodes share their masks; and the frames below an object that may
+not close once its value is written, a required key to come, are left out, since no token closes it
+(`_unclosable_below`, where `member_pops` is false). In schema order the nested task's levels, each a node of its
+own, build 44 masks where they built 102; in any order (2026-12-07) 45 where they built 59.
 
 The seventh is everything below the container a token would have to close after more closing brackets than any
 token holds with a character after them (`TokenReach.pops_read_on`: Llama 3's `}}},\n` closes three and reads on,

@@ -61,8 +61,8 @@ def test_an_objects_key_frames_are_replace(frame, ks, child, seen, count, text):
 @given(FRAMES, st.text(max_size=6), st.tuples(st.none() | st.integers(0, 3)),
        st.frozensets(st.text(max_size=3), max_size=3) | st.tuples(st.booleans(), st.booleans()))
 def test_a_pattern_keys_frame_and_a_frame_read_below_a_value_are_replace(frame, text, ks, seen):
-    """with_text_ks (a key read by its names' and DFAs' product) and with_seen (a mask key's reading of the used keys
-    below a value: a tuple, not a set) give the frame _replace gives."""
+    """with_text_ks (a key read by its names' and DFAs' product) and with_seen (a mask key's reading of an object
+    below a value: its used keys as a tuple, not a set, and no node) give the frame _replace gives."""
     for got, want in ((with_text_ks(frame, text, ks), frame._replace(text=text, ks=ks)),
-                      (with_seen(frame, seen), frame._replace(seen=seen))):
+                      (with_seen(frame, seen), frame._replace(seen=seen, node=-1))):
         assert type(got) is Frame and got == want and hash(got) == hash(want)
