@@ -203,8 +203,8 @@ class ObjectKeys:
         """What a token can find out about an object's used keys (`seen`) from below a value of the object, or
         just after one: whether the object may close, whether a key may come, and what the key a token opens
         there reads of them (`reach.openings`: the texts tokens hold from a comma that opens a key). Where any
-        key may be written, that is only which of the keys the openings close are used (`reach.opening_keys`):
-        nothing else in a key's reading looks at `seen`. Where only property names may be written, it is which
+        key may be written, that is only which of the keys the openings close it refuses (`reach.opening_keys`,
+        `_refused_openings`: a used property, or a key whose value cannot be written); every other text goes on. Where only property names may be written, it is which
         of those keys may come, and how far the names that may come go as texts the openings write
         (`reach.opening_texts`, as `_names_as_read` reads them). Else it is how far the object reads into each
         opening.
@@ -226,13 +226,38 @@ class ObjectKeys:
             if node.key_dfa is not None or reach.opening_keys is None or self._beyond_bmp(after.node):
                 found = self._reads_of_openings(after, reach.openings)
             elif node.additional is not None:
-                found = (self._may_close(after), self._may_add_key(after), after.seen & reach.opening_keys)
+                found = (self._may_close(after), self._may_add_key(after), self._refused_openings(after, reach, reads))
             elif not node.patterns and len(self._writable_names(after.node)) <= _FEW_NAMES:
                 found = self._names_as_opened(after, self._writable_names(after.node) - after.seen, reach)
             else:
                 found = self._reads_of_openings(after, reach.openings)
             reads[key] = found
         return found
+
+    def _refused_openings(self, frame: Frame, reach, reads: dict) -> frozenset[str]:
+        """Of the keys the openings close (`reach.opening_keys`), those this object refuses to close after its comma,
+        where any key may be written and no key DFA checks them: a used property, or a key whose value cannot be
+        written (a property's, or the patterns' or additionalProperties' node for another key), as `_key_end`
+        refuses them. Every other text an opening writes goes on as some key (`_key_live`). So this, with whether
+        the object may close and whether a key may come, is all a token reads of the object from below a value:
+        told by the keys alone, not the node, it lets objects of different nodes share their masks (the mask key
+        leaves their nodes out: `with_seen`). What `seen` does not move is kept per node, in `reads`."""
+        got = reads.get(("refused", frame.node))
+        if got is None:
+            node, props = self.nodes[frame.node], self._key_index(frame.node)[1]
+            refused, closable = set(), set()
+            for key in reach.opening_keys:
+                child = props.get(key)
+                if child is not None:  # a property: refused once used, or where its value cannot be written
+                    (closable if self.nodes[child].kinds else refused).add(key)
+                    continue
+                matched = frozenset(i for i, (dfa, _) in enumerate(node.patterns) if dfa.accepts(key))
+                child = node.combos.get(matched) if matched else node.additional
+                if child is None or not self.nodes[child].kinds:
+                    refused.add(key)
+            got = reads[("refused", frame.node)] = (frozenset(refused), frozenset(closable))
+        refused, closable = got
+        return refused | (frame.seen & closable) if frame.seen else refused
 
     def _place_as_read(self, frame: Frame, reach):
         """In schema order, what a token can find out about a strict object (no count rule, names alone) from below

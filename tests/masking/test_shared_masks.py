@@ -219,6 +219,42 @@ def _after(checker, text: str):
     return checker.feed(checker.start(), text)
 
 
+# Two objects of different nodes, alike but for whether key "id" (or "", which Llama 3's tokens close after a comma)
+# can be closed: its value cannot be written in the second (false), so the second refuses what the first allows
+# (each with a required key still to come after "v", so no token closes it and the frames below are left out)
+_CLOSABLE_APART = {"type": "object", "properties": {
+    "a": {"type": "object", "required": ["w"], "properties": {
+        "v": {"type": "string"}, "w": {"type": "integer"}, "id": {"type": "integer"}, "": {"type": "integer"}}},
+    "b": {"type": "object", "required": ["w"], "properties": {
+        "v": {"type": "string"}, "w": {"type": "integer"}, "id": False, "": False}}}}
+
+
+def test_objects_of_different_nodes_that_close_an_openings_key_apart_have_two_keys():
+    """An object below a value is read without its node (`with_seen`), so what it reads must tell every object apart
+    that a token tells apart: where any key may be written, the keys the openings close that the object refuses
+    (a used property, or one whose value cannot be written), not only which of them are used."""
+    checker = SchemaChecker(_CLOSABLE_APART, "any", "lesson")
+    reach = TokenReach(openings=(',"', ',"id"'), closings=frozenset({"", "id"}), opening_keys=frozenset({"id"}))
+    a, b = _after(checker, '{"a": {"v": "x"'), _after(checker, '{"b": {"v": "x"')
+    assert checker.feed(a, ', "id": 1') is not None and checker.feed(b, ', "id"') is None
+    assert checker._seen_as_read(a[-1], reach) != checker._seen_as_read(b[-1], reach)
+    assert checker.mask_key(a, reach) != checker.mask_key(b, reach)
+    # the same object after another of its keys is used reads as before: only a used property is refused
+    used = _after(checker, '{"a": {"id": 1, "": 2, "v": "x"')
+    assert checker._seen_as_read(used[-1], reach) == checker._seen_as_read(b[-1], reach)
+
+
+def test_objects_that_close_an_openings_key_apart_keep_their_own_masks():
+    """End to end, over a vocabulary whose tokens close key "id" after a comma and stop there (`, "id"`: Llama 3's
+    that close a key after a comma all read on past its quote, so none tells these objects apart): lazy's masks stay
+    tabled's where one object may write "id" and an object of another node, alike but for that, may not."""
+    small = Vocabulary([chr(c) for c in range(32, 127)] + [', "id"', ',"id"', "<eos>"], eos="<eos>", name="ids")
+    assert token_reach(small).opening_keys == frozenset({"id"})
+    for value in ({"a": {"v": "x", "id": 1, "w": 1}, "b": {"v": "x", "w": 2}},
+                  {"b": {"v": "x", "w": 2}, "a": {"v": "x", "id": 1, "w": 1}}):
+        walk_like_tabled(small, _CLOSABLE_APART, value)
+
+
 def test_used_keys_a_token_cannot_reach_are_one_key():
     """After a value, the used keys a token cannot find out about give one key; whether the object may close,
     or a key a token can open (`"a` here), gives another."""
