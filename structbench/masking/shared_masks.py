@@ -76,6 +76,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from structbench.jsonschema.frames import JSON_WHITESPACE
+from structbench.jsonschema.strings import escape_candidates, in_intervals
 from structbench.lm.vocab import Vocabulary
 
 _AFTER_COMMA_QUOTE = re.compile(r',[ \t\n\r]*"')  # a comma, JSON whitespace, a quote: where a key opens
@@ -94,46 +95,57 @@ _UNFINISHED_ESCAPE = re.compile(r'(?<!\\)(?:\\\\)*(\\(?:u[0-9a-fA-F]{0,3})?)$')
 @dataclass(frozen=True)
 class KeyTexts:
     """Texts tokens write in a key and leave open (no closing quote), decoded: `whole`, those that end on a
-    character; `escaped`, those an unfinished escape ends, each with the escape's hex digits ("" for a backslash,
-    or `\\u`, alone)."""
+    character; `escaped`, those an unfinished escape ends, each with the escape after its backslash ("" for a
+    backslash alone, "u" for `\\u`, then its hex digits: `ab\\u00` is ("ab", "u00"))."""
 
     whole: frozenset[str] = frozenset()
     escaped: frozenset[tuple[str, str]] = frozenset()
 
-    def as_far_as(self, rest: str) -> str:
+    def as_far_as(self, rest: str):
         """What of `rest` (a key's text to come) a token writing one of these texts tells: its longest start that
-        is one, and after it the next character where an escape with digits ends that text (the digits are of
-        that character), or GOES_ON where one without digits does and `rest` goes on (any character may be
-        escaped). Two names the same here: no such token tells them apart."""
+        is one (a str), and after it the next character where an escape with digits ends that text (the digits are
+        of that character); where an escape without digits ends it and `rest` goes on, that start and what the
+        escape tells of the next character (a tuple, never equal to a str): whether an escape begun with a backslash
+        may stand for it (`"`, `/`, a backslash, or what `\\u` may spell) and whether one begun with `\\u` may (no
+        printable ASCII character: `escape_candidates`). Two names the same here: no such token tells them apart (a
+        token that ends on a backslash is allowed where the name's next character may be escaped, not wherever the
+        name goes on)."""
         found = self._far.get(rest)
         if found is None:  # (asked again for each set of used keys: a name's answer is its own)
             found = self._far[rest] = self._as_far_as(rest)
         return found
 
-    def _as_far_as(self, rest: str) -> str:
+    def _as_far_as(self, rest: str):
         needs = self._needs
         for k in range(len(rest), -1, -1):
             need = needs.get(rest[:k])
             if need is not None:
-                if need == _NEXT_CHAR:
+                if need & _NEXT_CHAR:
                     return rest[:k + 1]
-                return rest[:k] + GOES_ON if need == _GOES_ON and k < len(rest) else rest[:k]
+                if need and k < len(rest):  # a backslash, or `\u`, ends the text: may the next character follow?
+                    code = ord(rest[k])
+                    return (rest[:k], bool(need & _AFTER_BACKSLASH) and in_intervals(_BACKSLASH_STANDS_FOR, code),
+                            bool(need & _AFTER_U) and in_intervals(_U_STANDS_FOR, code))
+                return rest[:k]
         return ""
 
     @cached_property
-    def _far(self) -> dict[str, str]:
+    def _far(self) -> dict:
         return {}
 
     @cached_property
     def _needs(self) -> dict[str, int]:
         needs = dict.fromkeys(self.whole, 0)
-        for text, digits in self.escaped:
-            needs[text] = max(needs.get(text, 0), _NEXT_CHAR if digits else _GOES_ON)
+        for text, esc in self.escaped:
+            needs[text] = needs.get(text, 0) | (_AFTER_BACKSLASH if esc == "" else _AFTER_U if esc == "u"
+                                                else _NEXT_CHAR)
         return needs
 
 
-GOES_ON = "\x00\x02goes on"  # KeyTexts.as_far_as: the text goes on, by whatever character
-_GOES_ON, _NEXT_CHAR = 1, 2
+# KeyTexts._needs: what a text's unfinished escapes ask of the next character (bits; 0: a text that ends whole)
+_AFTER_BACKSLASH, _AFTER_U, _NEXT_CHAR = 1, 2, 4
+_BACKSLASH_STANDS_FOR = escape_candidates("\\")  # what a backslash alone may go on to stand for
+_U_STANDS_FOR = escape_candidates("u")
 
 
 @dataclass(frozen=True)
@@ -309,22 +321,22 @@ def _fronts(texts) -> tuple[frozenset[str], KeyTexts]:
                 continue
             if part[1] is None:  # it ends on a character
                 whole.add(part[0])
-            else:  # an unfinished escape ends it: kept with its digits
+            else:  # an unfinished escape ends it: kept with what of it is written
                 escaped.add(part)
     return frozenset(keys), KeyTexts(frozenset(whole), frozenset(escaped))
 
 
 def _decoded_part(text: str) -> tuple[str, str | None] | None:
-    """String content `text` holds, decoded, and the hex digits of an escape it leaves unfinished at its end (None
-    for none: `ab\\u00` is ("ab", "00")); None where it is no string content (an invalid escape, a raw control
-    character)."""
+    """String content `text` holds, decoded, and the escape it leaves unfinished at its end, after its backslash
+    (None for none; "" for a backslash alone, "u" for `\\u`: `ab\\u00` is ("ab", "u00")); None where it is no
+    string content (an invalid escape, a raw control character)."""
     unfinished = _UNFINISHED_ESCAPE.search(text)
-    digits = None
+    esc = None
     if unfinished is not None:
-        digits = unfinished.group(1)[2:]  # (after the backslash and a `u`; a backslash alone: "")
+        esc = unfinished.group(1)[1:]  # (after the backslash: a backslash alone, `\\u` and its digits told apart)
         text = text[:unfinished.start(1)]
     try:
-        return json.loads('"' + text + '"'), digits
+        return json.loads('"' + text + '"'), esc
     except ValueError:
         return None
 
