@@ -14,6 +14,7 @@ from structbench.errors import (
     TooComplex,
     UnsupportedSchema,
 )
+from structbench.jsonschema.keys import KEY_MARKERS
 from structbench.jsonschema.nodes import Node, lone_surrogate
 from structbench.limits import current as limits
 from structbench.regular import EMPTY, as_int, search_dfa
@@ -45,6 +46,11 @@ class ContainerRules:
                 raise UnsupportedSchema("patternProperties", path, str(e)) from None
         extra = s.get("additionalProperties", True)
         names = list(props) + [r for r in required if r not in props]
+        reserved = next((n for n in names if n in KEY_MARKERS), None)
+        if reserved is not None:  # the checker's own stand-ins for key texts: such a name would be read as one
+            raise UnsupportedSchema("properties" if reserved in props else "required", path,
+                                    f"the key {reserved!r} is a text the checker keeps for keys of its own "
+                                    f"(any other key, a mask twin's fresh key)")
         unwritable = next((n for n in names if lone_surrogate(n)), None)
         if unwritable is not None:  # a key the checker would start and could never finish: a dead end
             raise UnsupportedSchema("properties" if unwritable in props else "required", path,

@@ -51,6 +51,7 @@ _FEW_NAMES = 256  # a strict object's names that continue a key's text, or may c
 # many are read into its mask key (_names_as_read, _seen_as_read), else the object's frame is kept whole
 OTHER = "\x00\x01other"  # a key that is no prefix of any property name (its text no longer matters)
 FRESH = "\x00\x02fresh"  # in a mask twin's object (mask_twin): a key that no property name nor used key continues
+KEY_MARKERS = frozenset({OTHER, FRESH})  # no property or required name may be one (declared unsupported: containers)
 TWIN_AT = -1  # an object frame's `at` in a mask twin (unused in any key order where keys must be distinct)
 _BELOW = Frame(ROOT, -1, VALUE)  # _reads_of_openings' stand-in for the frames below an object
 _TWIN_PHASES = frozenset({OPEN, KEY, AFTER_COMMA})  # an object's phases whose walks read a key's characters

@@ -108,6 +108,20 @@ def test_an_enum_of_thousands_of_objects_is_declared_at_once():
     assert _walk(checker, '{"k": 1}') and _walk(checker, '["a"]') and not _walk(checker, '{"k": 2}')
 
 
+def test_names_the_checker_keeps_for_its_own_keys_are_declared():
+    """The checker reads a key no property name continues as one stand-in text (and a mask twin's fresh key as
+    another): a property or required name spelt so would be read as that (found in review, 2026-12-07: a property
+    `"\\u0000\\u0001other": false` accepted `{"\\u0000\\u0001other": 1}`). Declared, not read wrongly."""
+    for schema, keyword in (({"type": "object", "properties": {"\x00\x01other": False}}, "properties"),
+                            ({"type": "object", "required": ["\x00\x02fresh"]}, "required"),
+                            ({"dependentRequired": {"a": ["\x00\x01other"]}}, "required")):
+        with pytest.raises(UnsupportedSchema, match=rf"unsupported: {keyword} at #.* keeps for keys of its own"):
+            compile_schema(schema)
+    near = SchemaChecker({"type": "object", "additionalProperties": False,
+                          "properties": {"\x00\x01othe": {"type": "integer"}}})  # (a name beside them: as any other)
+    assert _walk(near, '{"\\u0000\\u0001othe": 1}') and not _walk(near, '{"\\u0000\\u0001other": 1}')
+
+
 def test_names_and_literals_the_checker_could_start_but_never_finish_are_declared():
     # A lone surrogate: JSON text can spell it (\ud83d), the checker never writes one; left in, a key or literal
     # would be started and never finished (a dead end, "the mask allows no token at all").
