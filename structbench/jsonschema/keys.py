@@ -205,10 +205,10 @@ class ObjectKeys:
         just after one: whether the object may close, whether a key may come, and what the key a token opens
         there reads of them (`reach.openings`: the texts tokens hold from a comma that opens a key). Where any
         key may be written, that is only which of the keys the openings close it refuses (`reach.opening_keys`,
-        `_refused_openings`: a used property, or a key whose value cannot be written); every other text goes on. Where only property names may be written, it is which
-        of those keys may come, and how far the names that may come go as texts the openings write
-        (`reach.opening_texts`, as `_names_as_read` reads them). Else it is how far the object reads into each
-        opening.
+        `_refused_openings`: a used property, or a key whose value cannot be written); every other text goes on.
+        Where only property names may be written, it is which of those keys may come, and how far the names that
+        may come go as texts the openings write (`reach.opening_texts`, as `_names_as_read` reads them). Else it is
+        how far the object reads into each opening.
         None where that does not settle it: an object whose count or repeat rule reads `seen` in other ways
         (maxProperties, distinct keys), or an opening that reads on to a value. Equal answers: no token tells the
         two apart. In schema order, the object's place as read (`_place_as_read`)."""
@@ -252,8 +252,8 @@ class ObjectKeys:
                 if child is not None:  # a property: refused once used, or where its value cannot be written
                     (closable if self.nodes[child].kinds else refused).add(key)
                     continue
-                matched = frozenset(i for i, (dfa, _) in enumerate(node.patterns) if dfa.accepts(key))
-                child = node.combos.get(matched) if matched else node.additional
+                child = node.child_for_key(key, frozenset(i for i, (dfa, _) in enumerate(node.patterns)
+                                                          if dfa.accepts(key)))
                 if child is None or not self.nodes[child].kinds:
                     refused.add(key)
             got = reads[("refused", frame.node)] = (frozenset(refused), frozenset(closable))
