@@ -58,6 +58,7 @@ class Limits:
     max_table_cells: int = 268_435_456     # one constraint's table: machine states x character classes (4 B each: 1 GiB)
     max_stored_masks: int = 2048           # lazy: masks kept across schemas by their keys (16 KB each on Llama 3)
     max_stored_nodes: int = 200_000        # nodes numbered by structure, kept across schemas; beyond, they start over
+    max_schema_dfa_states: int = 4096      # lazy: a regular schema (keys in schema order) as one DFA up to this; 0: never
     # --- vocabularies (structbench/lm) ---
     max_vocab_size: int = 262_144          # tokens of a synthetic vocabulary (the largest real ones: Gemma's 262,144)
     # --- tasks ---

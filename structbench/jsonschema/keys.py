@@ -41,6 +41,7 @@ from structbench.jsonschema.strings import (
     collapsible,
     dfa_live_on,
     escape_candidates,
+    free_read_candidates,
     in_intervals,
     read_char,
     string_step,
@@ -750,9 +751,11 @@ class ObjectKeys:
             if not self._key_live(top, top.text, top.ks, cands):
                 return None
             if not top.ks and not self._distinct(top) and self._others_allowed(top) and top.text != OTHER and \
-                    not self._property_continues(top.node, top.text, cands):
+                    not self._property_continues(top.node, top.text, free_read_candidates(got.esc)):
                 # No property name continues this way (a forbidden or used one included, which must still be
-                # told apart): the key is some other key, its text no longer matters.
+                # told apart): the key is some other key, its text no longer matters. (Asked of every character
+                # the escape may spell once read freely, printable ASCII included: else "\\u006eame" was some
+                # other key where a property "name" is, its value checked as another key's, 2026-12-07.)
                 prog = collapsible(got.esc)
                 esc = "=" + prog + ">-1" if prog is not None else got.esc
                 return rest + (top._replace(text=OTHER, esc=esc),)

@@ -132,7 +132,10 @@ def string_step(esc: str, at: int, ch: str, dfa):
         return None
     prog = collapsible(new)
     if prog is not None:
-        target = _uniform_target(dfa, at, cands)
+        # Collapsed, the escape is read by its syntax alone, which any digit completes: so every code point its
+        # digits may still spell must lead to the one state, printable ASCII included (which the digits read one by
+        # one refuse: "\\u0070" where only DEL may come, 2026-12-07)
+        target = _uniform_target(dfa, at, spelled_candidates(new))
         if target is not None:
             return InString("=" + prog + ">" + str(target), at)
     return InString(new, at)
@@ -161,6 +164,24 @@ def escape_candidates(esc: str):
         base = 0x10000 + (high - 0xD800) * 0x400
         return ((base + lo - 0xDC00, base + hi - 0xDC00),)
     return ANY_CHAR
+
+
+def spelled_candidates(esc: str):
+    """The code points a partly read \\u escape's remaining digits may spell, printable ASCII included (what its
+    collapsed syntax reads: collapsible), lone surrogates left out; else escape_candidates."""
+    if esc.startswith("u") and len(esc) > 1:
+        (lo, hi), = _bmp_range(esc)
+        return _bmp_candidates(lo, hi, printable=True)
+    return escape_candidates(esc)
+
+
+def free_read_candidates(esc: str):
+    """What a partly read escape may still stand for where it is read on freely (a key become some other key: its
+    escapes decode whatever they spell, printable ASCII included): after a backslash or `u` alone any character but
+    a lone surrogate; else spelled_candidates."""
+    if esc == "\\" or esc == "u":
+        return ((0, 0xD7FF), (0xE000, 0x10FFFF))
+    return spelled_candidates(esc)
 
 
 def collapsible(esc: str) -> str | None:
@@ -199,10 +220,11 @@ def _bmp_range(esc: str):
     return ((lo, lo + width - 1),)
 
 
-def _bmp_candidates(lo: int, hi: int):
-    """Of the code points lo..hi of a \\u escape, those it may stand for (a high surrogate: the pairs)."""
+def _bmp_candidates(lo: int, hi: int, printable: bool = False):
+    """Of the code points lo..hi of a \\u escape, those it may stand for (a high surrogate: the pairs); with
+    `printable`, printable ASCII too."""
     out = []
-    for a, b in ((0, 0x1F), (0x7F, 0xD7FF)):
+    for a, b in ((0, 0xD7FF),) if printable else ((0, 0x1F), (0x7F, 0xD7FF)):
         if lo <= b and hi >= a:
             out.append((max(lo, a), min(hi, b)))
     if hi >= 0xE000:

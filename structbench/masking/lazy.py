@@ -16,9 +16,14 @@ from __future__ import annotations
 import weakref
 from bisect import bisect_right
 from functools import cache, partial
+from itertools import chain
 
 import numpy as np
 
+from structbench.jsonschema.checker import SchemaChecker
+from structbench.jsonschema.regular_schema import schema_dfa
+from structbench.limits import current as limits
+from structbench.limits import exceeded
 from structbench.lm.vocab import Vocabulary
 from structbench.masking import trie_walk
 from structbench.masking.bitmask import pack_bits, unpack_bits
@@ -99,6 +104,24 @@ class TrieDense(LazyDense):
         elif content is not _UNASKED:
             self._content[i] = content
         return i
+
+    def adopt(self, rows: np.ndarray, accepting) -> None:
+        """A whole DFA's table at once (a regular schema's: structbench.jsonschema.regular_schema): its states
+        numbered as themselves (the start, 0, is numbered already), `rows` their transitions over these classes,
+        and their loops known, with no state numbered or row computed one at a time."""
+        n = len(rows)
+        if n * self._trans.shape[1] > limits().max_table_cells:
+            raise exceeded("max_table_cells", f"a table of {n:,} states x {self._trans.shape[1]} character classes "
+                           f"is past the limit")
+        if n > len(self._expanded):  # the per-state arrays at their length at once, not doubled step by step
+            self._grow(n - len(self._expanded))
+        known = len(self.states)
+        self.states.extend(range(known, n))
+        self._ids.update(zip(range(known, n), range(known, n)))
+        self._accepting[sorted(accepting)] = True
+        self._trans[:n] = rows
+        self._expanded[:n] = True
+        self._note_loops(np.arange(n))
 
     def _from_twin(self, i: int) -> None:
         """State i's row from its whitespace twin's (the machine's `ws_twin`: after `": ` as after `":`), copied, not
@@ -238,9 +261,9 @@ class TrieDense(LazyDense):
             self.fuel.spend(steps_taken(self.machine) - before or 1)
         return None if stack is None else (j, k)
 
-    def _grow(self) -> None:
-        """LazyDense's arrays and this one's, twice as long."""
-        super()._grow()
+    def _grow(self, by: int | None = None) -> None:
+        """LazyDense's arrays and this one's, twice as long (or `by` states longer)."""
+        super()._grow(by)
         grow = len(self._expanded) - len(self._loops_known)
         if grow > 0:
             self._loops = np.concatenate([self._loops, np.zeros((grow, self._n_words), dtype=np.uint64)])
@@ -318,6 +341,23 @@ class TrieDense(LazyDense):
         steps = trie_walk.walk(index, start, mode, lambda: (self._trans, self._loops, self._loops_known, self._enter),
                                self._fill, strings, bits, skip_plain=total or bool(counted),
                                refuses_controls=refuses_controls)
+        return bits.view("<i4"), steps
+
+    def mask_of_whole(self, i: int) -> tuple[np.ndarray, int]:
+        """mask_packed where every row is known (adopt): state i is no string's, its loops are known, and the
+        walk is one round (trie_walk.walk_known)."""
+        vc, index, n_bytes = self._walk_setup or self._set_up_walks()
+        if index is None:
+            return super().mask_packed(i)
+        total = self._total.item(i)
+        if total:
+            bits = index.trie.plain_bits.copy()
+        else:
+            bits = np.zeros(n_bytes, dtype=np.uint8)
+        if self._accepting.item(i):
+            bits[vc.eos_id >> 3] |= np.uint8(1 << (vc.eos_id & 7))
+        steps = trie_walk.walk_known(index, i, self._trans, self._loops, self._loops_known, self._enter, self._strings,
+                                     bits, total, total and self._quiet.item(i))
         return bits.view("<i4"), steps
 
     def _closing_rows(self, i: int, start: int, lex_row: int) -> list[int]:
@@ -649,7 +689,13 @@ def _weakly(method):
 
 
 def lazy_constraint(machine: Machine, vocab: Vocabulary) -> TabledConstraint:
-    """The lazy strategy's constraint over a pattern's DFA or a schema's checker."""
+    """The lazy strategy's constraint over a pattern's DFA or a schema's checker; a schema whose language is regular
+    and small (keys in schema order, no union or recursion: structbench.jsonschema.regular_schema) as the one DFA
+    that reads what its checker reads, masked as a pattern is."""
+    if isinstance(machine, SchemaChecker):
+        dfa = schema_dfa(machine)
+        if dfa is not None:
+            return _regular_schema_constraint(dfa, vocab)
     if not isinstance(machine, PatternMachine):
         boundaries = machine_boundaries(machine.special_chars())
         mask_key = getattr(machine, "mask_key", None)
@@ -674,6 +720,56 @@ def lazy_constraint(machine: Machine, vocab: Vocabulary) -> TabledConstraint:
             dense.id_of(state)
         dense._expand(range(len(dense.states)))
     return constraint
+
+
+class WholeTableConstraint(TabledConstraint):
+    """A lazy constraint whose machine's whole table is known at compile time (TrieDense.adopt: a regular schema's
+    DFA). A mask is one compiled walk that no round stops (every cell is known), built when first asked for; it
+    needs none of the checker's shortcuts (mask keys, twins, branches, the end token's mask), nor a budget for
+    steps: it takes none."""
+
+    def _build(self, state: int) -> None:
+        bits, steps = self.dense.mask_of_whole(state)
+        bits.flags.writeable = False
+        self._bits[state] = bits
+        self.work.chars += steps
+        self.work.masks_built += 1
+
+
+def _regular_schema_constraint(dfa, vocab: Vocabulary) -> TabledConstraint:
+    """A regular schema's DFA (structbench.jsonschema.regular_schema) as a lazy constraint: its whole table now,
+    over the checker's classes (its moves are cut at ASCII characters alone, so those classes refine them and the
+    vocabulary's shared index serves it). Each mask is then one compiled walk, built when first asked for."""
+    boundaries = _shared_classes()[0]
+    constraint = WholeTableConstraint(PatternMachine(dfa), vocab, boundaries, eager=False, split=False,
+                                      dense=TrieDense)
+    constraint.dense.adopt(_dfa_rows(dfa, boundaries), dfa.accepting)
+    return constraint
+
+
+def _dfa_rows(dfa, boundaries: np.ndarray) -> np.ndarray:
+    """The DFA's table over the classes (-1: refused), every move written over the classes it spans at once. Each
+    move must start and end at class boundaries (a partition that refines the DFA's): checked, an error if not."""
+    n = dfa.n_states
+    rows = np.full((n, len(boundaries)), -1, dtype=np.int32)
+    per_state = np.fromiter(map(len, dfa.moves), dtype=np.int64, count=n)
+    m = np.fromiter(chain.from_iterable(chain.from_iterable(dfa.moves)), dtype=np.int64,
+                    count=3 * int(per_state.sum())).reshape(-1, 3)  # (lo, hi, target) per move, state by state
+    if not len(m):
+        return rows
+    state = np.repeat(np.arange(n), per_state)
+    first = np.searchsorted(boundaries, m[:, 0], side="right") - 1
+    last = np.searchsorted(boundaries, m[:, 1], side="right") - 1
+    ends = np.append(boundaries, 0x110000)
+    if (boundaries[first] != m[:, 0]).any() or (ends[last + 1] != m[:, 1] + 1).any():
+        raise ValueError("_dfa_rows: the classes do not refine the DFA's moves")
+    # Two moves of one state on one character (a state's moves are sorted): not a DFA
+    if ((state[1:] == state[:-1]) & (m[1:, 0] <= m[:-1, 1])).any():
+        raise ValueError("_dfa_rows: the DFA's moves overlap")
+    counts = last - first + 1
+    offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    rows.reshape(-1)[np.repeat(state * len(boundaries) + first, counts) + offsets] = np.repeat(m[:, 2], counts)
+    return rows
 
 
 def _pattern_classes(dfa) -> np.ndarray:

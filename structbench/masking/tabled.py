@@ -606,9 +606,9 @@ class LazyDense:
         if accepting:  # (the arrays start False)
             self._accepting[i] = True
 
-    def _grow(self) -> None:
-        """The per-state arrays, twice as long."""
-        grow = len(self._expanded)
+    def _grow(self, by: int | None = None) -> None:
+        """The per-state arrays, twice as long (or `by` states longer)."""
+        grow = len(self._expanded) if by is None else by
         self._trans = np.concatenate([self._trans, np.full((grow, self._trans.shape[1]), self.UNEXPANDED, np.int32)])
         self._expanded = np.concatenate([self._expanded, np.zeros(grow, dtype=bool)])
         self._accepting = np.concatenate([self._accepting, np.zeros(grow, dtype=bool)])
