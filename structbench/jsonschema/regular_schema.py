@@ -22,7 +22,8 @@ walked as before. What it takes:
 * strings free, or checked by a DFA that moves on ASCII alone (an enum's or a const's words, patterns and formats
   over ASCII; a ``$`` reads a final newline), their escapes spelled as strings.read_char reads them; numbers by their
   node's DFA; the literals;
-* no union (anyOf, oneOf, a type list the compiler keeps as branches) and no recursion;
+* unions (anyOf, oneOf, enums of containers) only where their branches open with different characters
+  (a string or null; an object or an array); no recursion;
 * at most ``limits.max_schema_dfa_states`` states (0: never built).
 """
 
@@ -111,9 +112,14 @@ class _Builder:
         """The moves that open a value of this node, each to the state after its first character; `after` is the
         state once the value is written (its parent's: _close)."""
         node = self.nodes[node_id]
-        if node.alts:
-            raise _NotRegular("union")
         self._check_size()
+        if node.alts:
+            # A union whose branches open with different characters: the first character leaves one branch live,
+            # whose frames then stand for the union's (_settle), as one node's kinds do. Else a product: not here.
+            out = sorted(move for alt in node.alts if self.nodes[alt].kinds for move in self._value(alt, after))
+            if any(b[0] <= a[1] for a, b in zip(out, out[1:])):
+                raise _NotRegular("a union whose branches open alike")
+            return out
         kinds = node.kinds
         out = []
         if "object" in kinds:
@@ -164,6 +170,8 @@ class _Builder:
                 nxt = digits[k + 1] if k < 3 else inside
                 self.moves[state] += [(lo, hi, nxt) for lo, hi in _HEX]
             return inside
+        if len(self.moves) + dfa.n_states > self.cap:  # (before its rows are looked at: some have thousands)
+            raise _NotRegular("states")
         for row in dfa.moves:
             if row and row[-1][1] > _ASCII_TOP:
                 raise _NotRegular("a checked string's characters past ASCII")

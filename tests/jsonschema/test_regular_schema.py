@@ -64,6 +64,10 @@ SCHEMAS = {
     "control characters and DEL, escaped": {"enum": ["tab\there", "nl\n", "bell\x07", "del\x7f", "nul\x00x"]},
     "names with control characters": {"type": "object", "properties": {"a\tb": {"type": "integer"},
                                                                        "c\u001fd": {"type": "null"}}, **STRICT},
+    "unions that open apart": {"type": "object", "properties": {
+        "n": {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"type": "integer"}}]},
+        "o": {"oneOf": [{"type": "string", "enum": ["x", "y"]}, {"type": "null"},
+                        {"anyOf": [{"type": "boolean"}, {"type": "object", **STRICT}]}]}}, **STRICT},
     "formats over ASCII": {"type": "object", "properties": {"d": {"type": "string", "format": "date-time"},
                                                             "u": {"type": "string", "format": "uuid"},
                                                             "e": {"type": "string", "format": "email"}}, **STRICT},
@@ -111,8 +115,9 @@ def test_the_nested_task_reads_as_its_checker_at_depth_five():
 NOT_TAKEN = {
     "keys in any order": ({"type": "object", "properties": {"a": {"type": "integer"}}, **STRICT}, "any", "lesson"),
     "flexible whitespace": ({"type": "integer"}, "schema", "flexible"),
-    "a union": ({"anyOf": [{"type": "integer"}, {"type": "array", "items": {"type": "integer"}}]}, "schema",
-                "lesson"),
+    "a union whose branches open alike": ({"anyOf": [
+        {"type": "object", "properties": {"a": {"type": "integer"}}, **STRICT},
+        {"type": "object", "properties": {"b": {"type": "integer"}}, **STRICT}]}, "schema", "lesson"),
     "recursion": ({"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}, "$ref": "#/$defs/t"},
                   "schema", "lesson"),
     "a pattern past ASCII": ({"type": "string", "pattern": "^[a-zé]+$"}, "schema", "lesson"),

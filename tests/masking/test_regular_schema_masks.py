@@ -26,6 +26,9 @@ SCHEMAS = {
         "id": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}}, "required": ["id"],
         **STRICT}},
     "a number alone": {"type": "number"},
+    "unions that open apart": {"type": "array", "items": {"anyOf": [
+        {"type": "integer"}, {"type": "string", "format": "date"}, {"type": "null"},
+        {"type": "object", "properties": {"k": {"type": "boolean"}}, **STRICT}]}},
 }
 
 
