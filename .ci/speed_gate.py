@@ -17,9 +17,9 @@ GATES = [
     ("test_walk[tabled-person]", "test_walk[xgrammar-person]", 1.0, "0.06"),
     ("test_build[tabled-person]", "test_build[outlines_core-person]", 1.0, "0.08"),
 ]
-# Cold: ours (lazy) over llguidance, TBM p50 over 12 corpus schemas. Above 1 (issue 12 stays open); the limit is
-# about 3x the ratio CI measured on the current cold path (2.83 and 3.02 in two runs), to catch a large regression,
-# not noise.
+# Cold: ours (lazy) over llguidance, TBM p50 over 12 corpus schemas (keys in any order, as the fresh sweep reads
+# them). Set at about 3x the ratio CI measured when the gate was made (2.83 and 3.02 in two runs), to catch a large
+# regression, not noise; the cold path has since come down to 1.3-2.3 on these twelve in CI's runs (2026-12-07).
 COLD_GATES = [
     ("test_cold_walks[lazy]", "test_cold_walks[llguidance]", 9.0, "3.0"),
 ]
