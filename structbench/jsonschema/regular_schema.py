@@ -1,7 +1,7 @@
 """A schema whose answers a finite automaton reads, compiled to one DFA over characters (outlines' idea), built
 from its nodes' own pieces, not by stepping the checker.
 
-With keys in schema order, no recursion and no union, a schema's language is regular: an object is its places in
+With keys in schema order and no recursion, a schema's language is regular: an object is its places in
 order, each key a word from the few names that may come there; an array is its items; a string, a number and a
 literal are their nodes' DFAs. The DFA built here reads exactly what the checker (`SchemaChecker`, same settings)
 reads: each state stands for one checker stack, and each move mirrors one rule of the checker's step (the comments
@@ -29,15 +29,15 @@ walked as before. What it takes:
 
 from __future__ import annotations
 
+from structbench.jsonschema.frames import OBJECT, OPEN, Frame
+from structbench.jsonschema.strings import SIMPLE_ESCAPES
 from structbench.limits import current as limits
 from structbench.regular import DFA
 
 _ASCII_TOP = 0x7F  # a checked string's or a key's DFA moves on ASCII alone here
 _QUOTE, _BACKSLASH, _SLASH = 0x22, 0x5C, 0x2F
 # strings.SIMPLE_ESCAPES turned round: a character, and the letter that spells it after a backslash
-_ESCAPE_LETTERS = {0x22: 0x22, 0x5C: 0x5C, 0x2F: 0x2F, 0x08: ord("b"), 0x0C: ord("f"), 0x0A: ord("n"), 0x0D: ord("r"),
-                   0x09: ord("t")}
-_SIMPLE = '"\\/bfnrt'  # strings.SIMPLE_ESCAPES' letters
+_ESCAPE_LETTERS = {ord(char): ord(letter) for letter, char in SIMPLE_ESCAPES.items()}
 _HEX = ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
 _FREE_RAW = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF))  # a free string's raw characters: no control, " or \
 _NUMBER_STARTS = ((0x2D, 0x2D), (0x30, 0x39))  # what may open a number (the checker's _open_value)
@@ -62,6 +62,7 @@ def schema_dfa(checker) -> DFA | None:
 
 class _Builder:
     def __init__(self, checker, cap: int):
+        self.checker = checker  # (its rules for an object's places: _available_here, _place_after)
         self.nodes = checker.nodes
         self.root = checker.root
         self.cap = cap
@@ -83,8 +84,7 @@ class _Builder:
             self.moves[state] = own + _minus(self.moves[after], own)
             if after in self.accepting:  # a number at the root may end the answer (_finished)
                 self.accepting.add(state)
-        if len(self.moves) > self.cap:
-            raise _NotRegular("states")
+        self._check_size()
         # Sorted; disjoint by construction (each rule reads characters no other rule of its state reads), which
         # structbench.masking.lazy._dfa_rows checks as it writes the table, and the tests with DFA's own check.
         rows = tuple([tuple(sorted(row)) for row in self.moves])
@@ -95,13 +95,14 @@ class _Builder:
         self.moves.append([])
         return len(self.moves) - 1
 
-    def _check_size(self) -> None:
-        if len(self.moves) > self.cap:
+    def _check_size(self, more: int = 0) -> None:
+        """Give up where the states made, and `more` about to be, pass the cap."""
+        if len(self.moves) + more > self.cap:
             raise _NotRegular("states")
 
     def _ws_then(self, state: int) -> int:
         """Under the lesson's whitespace, the state after the one space `state` may read (the same moves but
-        whitespace: with_ws, then _ws's ws < 1); it gets its moves where `state` does (_copy_after)."""
+        whitespace: with_ws, then _ws's ws < 1); the caller gives it the moves it gives `state`."""
         spaced = self._new()
         self.moves[state].append((0x20, 0x20, spaced))
         return spaced
@@ -147,9 +148,8 @@ class _Builder:
     def _number(self, dfa, after: int) -> list[tuple[int, int, int]]:
         """The moves into the number's DFA from its start, on a minus or a digit alone (_open_value); its states
         copied, each finished one reading on as the state after the number (inherits, resolved in build)."""
+        self._check_size(dfa.n_states)
         base = len(self.moves)
-        if base + dfa.n_states > self.cap:
-            raise _NotRegular("states")
         for s in range(dfa.n_states):
             self.moves.append([(lo, hi, base + t) for lo, hi, t in dfa.moves[s]])
             if s in dfa.accepting:
@@ -163,15 +163,14 @@ class _Builder:
             inside, escape = self._new(), self._new()
             self.moves[inside] += [*((lo, hi, inside) for lo, hi in _FREE_RAW), (_QUOTE, _QUOTE, after),
                                    (_BACKSLASH, _BACKSLASH, escape)]
-            self.moves[escape] += [(ord(ch), ord(ch), inside) for ch in _SIMPLE]
+            self.moves[escape] += [(ord(ch), ord(ch), inside) for ch in SIMPLE_ESCAPES]
             digits = [self._new() for _ in range(4)]  # \\u, then four hex digits, whatever they spell (not strict)
             self.moves[escape].append((ord("u"), ord("u"), digits[0]))
             for k, state in enumerate(digits):
                 nxt = digits[k + 1] if k < 3 else inside
                 self.moves[state] += [(lo, hi, nxt) for lo, hi in _HEX]
             return inside
-        if len(self.moves) + dfa.n_states > self.cap:  # (before its rows are looked at: some have thousands)
-            raise _NotRegular("states")
+        self._check_size(dfa.n_states)  # (before its rows are looked at: some have thousands)
         for row in dfa.moves:
             if row and row[-1][1] > _ASCII_TOP:
                 raise _NotRegular("a checked string's characters past ASCII")
@@ -184,9 +183,8 @@ class _Builder:
         control character or DEL (for no printable one: strings.ANY_CHAR); its closing quote to `after` where the DFA
         accepts. A backslash is read where some escape may come (escape_candidates), each digit of a \\u escape where
         some character it may still spell is read. The state after the opening quote."""
+        self._check_size(len(moves))
         base = len(self.moves)
-        if base + len(moves) > self.cap:
-            raise _NotRegular("states")
         rows = [[] for _ in range(len(moves))]
         self.moves.extend(rows)
         for s, row in enumerate(moves):
@@ -277,19 +275,19 @@ class _Builder:
             if not name.isascii():
                 raise _NotRegular("a property name past ASCII")
         self._enter(node_id)
-        self._keys_fit(props, node.required)
-        last_required = max((i for i, (name, _) in enumerate(props) if name in node.required), default=-1)
+        self._keys_fit(node_id, len(props))
         colons: dict[int, int] = {}  # place -> the state after a key that leads there (COLON)
         keys: dict[tuple, int] = {}  # the names that may come -> the state after the key's opening quote (KEY)
 
         def before_member(place: int, state: int) -> None:
             """A state before a key at `place` (OPEN, AFTER_COMMA): the key's opening quote where a name may come
             (_may_add_key)."""
-            names = tuple(_available(self.nodes, props, node.required, place))
+            names = self._names_at(node_id, place)
             if names:
                 found = keys.get(names)
                 if found is None:
-                    found = keys[names] = self._key(names, {name: colon(_place_after(props, name)) for name in names})
+                    found = keys[names] = self._key(names, {name: colon(self.checker._place_after(node_id, name))
+                                                            for name in names})
                 self.moves[state].append((_QUOTE, _QUOTE, found))
 
         def colon(place: int) -> int:
@@ -312,9 +310,9 @@ class _Builder:
             """AFTER_VALUE at `place`: the closing brace where no required property is left (_may_close), the comma
             where a name may come (_may_add_key), then AFTER_COMMA (a whitespace place)."""
             done = self._new()
-            if place > last_required:
+            if self._may_close_at(node_id, place):
                 self.moves[done].append((ord("}"), ord("}"), after))
-            if _available(self.nodes, props, node.required, place):
+            if self._names_at(node_id, place):
                 comma = self._new()
                 self.moves[done].append((ord(","), ord(","), comma))
                 spaced = self._ws_then(comma) if self.ws else None
@@ -329,20 +327,29 @@ class _Builder:
             if self.nodes[props[place - 1][1]].kinds:
                 colon(place)
         opened = self._new()
-        if last_required < 0:
+        if self._may_close_at(node_id, 0):
             self.moves[opened].append((ord("}"), ord("}"), after))
         before_member(0, opened)
         self.open_nodes.discard(node_id)
         return opened
 
-    def _keys_fit(self, props, required) -> None:
+    def _names_at(self, node_id: int, place: int) -> tuple[str, ...]:
+        """The property names that may come at an object's place, sorted (the checker's ObjectKeys._available_here,
+        kept per node and place)."""
+        return tuple(sorted(self.checker._available_here(Frame(OBJECT, node_id, OPEN, at=place))))
+
+    def _may_close_at(self, node_id: int, place: int) -> bool:
+        """Whether an object may close at its place (the checker's ObjectKeys._may_close: no required property
+        left)."""
+        return self.checker._may_close(Frame(OBJECT, node_id, OPEN, at=place))
+
+    def _keys_fit(self, node_id: int, n_props: int) -> None:
         """Give up at once where the object's key tries alone would pass the cap: each place's names that may come
         make a trie of up to their characters' count, so optional properties make them grow as the square of their
         number (counted until the cap is passed, not for every place of a wide object)."""
         room = self.cap - len(self.moves)
-        for place in range(len(props) + 1):
-            for name in _available(self.nodes, props, required, place):
-                room -= len(name) + 1
+        for place in range(n_props + 1):
+            room -= sum(len(name) + 1 for name in self._names_at(node_id, place))
             if room < 0:
                 raise _NotRegular("states")
 
@@ -369,23 +376,6 @@ class _Builder:
         for state, name in ends.items():
             self.moves[base + state].append((_QUOTE, _QUOTE, closes[name]))
         return start
-
-
-def _place_after(props, name: str) -> int:
-    """ObjectKeys._place_after: after the first property so named."""
-    return next(i for i, (n, _) in enumerate(props) if n == name) + 1
-
-
-def _available(nodes, props, required, place: int) -> list[str]:
-    """ObjectKeys._available in schema order: any later property whose value can be written, up to and including
-    the first required one."""
-    out = []
-    for name, child in props[place:]:
-        if nodes[child].kinds:
-            out.append(name)
-        if name in required:
-            break
-    return out
 
 
 def _minus_codes(lo: int, hi: int, codes) -> list[tuple[int, int]]:

@@ -344,11 +344,11 @@ class TrieDense(LazyDense):
         return bits.view("<i4"), steps
 
     def mask_of_whole(self, i: int) -> tuple[np.ndarray, int]:
-        """mask_packed where every row is known (adopt): state i is no string's, its loops are known, and the
-        walk is one round (trie_walk.walk_known)."""
+        """mask_packed where every row is known (adopt): state i is no string's and its loops are known, so the
+        walk is one round, and none of mask_packed's questions about strings and rows is asked."""
         vc, index, n_bytes = self._walk_setup or self._set_up_walks()
-        if index is None:
-            return super().mask_packed(i)
+        if index is None:  # (a vocabulary of no token but the end: mask_packed's own answer)
+            return self.mask_packed(i)
         total = self._total.item(i)
         if total:
             bits = index.trie.plain_bits.copy()
@@ -356,8 +356,10 @@ class TrieDense(LazyDense):
             bits = np.zeros(n_bytes, dtype=np.uint8)
         if self._accepting.item(i):
             bits[vc.eos_id >> 3] |= np.uint8(1 << (vc.eos_id & 7))
-        steps = trie_walk.walk_known(index, i, self._trans, self._loops, self._loops_known, self._enter, self._strings,
-                                     bits, total, total and self._quiet.item(i))
+        steps = trie_walk.walk(index, i, trie_walk.MACHINE, lambda: (self._trans, self._loops, self._loops_known,
+                                                                     self._enter),
+                               self._fill, self._strings, bits, skip_plain=total,
+                               refuses_controls=total and self._quiet.item(i))
         return bits.view("<i4"), steps
 
     def _closing_rows(self, i: int, start: int, lex_row: int) -> list[int]:

@@ -932,25 +932,6 @@ def walk(index, start: int, mode: int, tables, fill, strings, allowed: np.ndarra
         total -= n_pend  # looked at again next round: count each node once
 
 
-def walk_known(index, start: int, trans, loops, loops_known, enter, strings, allowed: np.ndarray, skip_plain: bool,
-               refuses_controls: bool) -> int:
-    """walk() from a machine state over a table whose every cell and loop is known (a whole DFA's: no round sets a
-    node aside), in one kernel call; an error if one did (the table was not whole)."""
-    (node_classes, below, height, subtree, run_end, token_at, stack_size, first_end, end_ids, dup_ids, dup_of,
-     cov_starts, cov_ends, (pend_nodes, pend_ends, pend_states, pend_kinds), _, _, (lo, hi, states, modes),
-     plain_jumps) = walk_constants(index)
-    states[0], modes[0] = start, MACHINE
-    n_pend, steps, _ = _kernels().walk(trans, loops, loops_known, enter, strings.lex, strings.run, strings.loops,
-                                       strings.room, strings.lex_row, strings.base, strings.exits, strings.closes,
-                                       strings.plain, node_classes, below, height, subtree, run_end, lo, hi, states,
-                                       modes, token_at, allowed, cov_starts, cov_ends, 0, pend_nodes, pend_ends,
-                                       pend_states, pend_kinds, stack_size, skip_plain,
-                                       plain_jumps[1 if refuses_controls else 0], first_end, end_ids, dup_ids, dup_of)
-    if n_pend:
-        raise AssertionError("walk_known: a node waits on a cell, but the table was whole")
-    return steps
-
-
 def walk_constants(index) -> tuple:
     """What every walk over this index passes the kernel unchanged (the index's arrays, the tree's, the scratch
     buffers, the first round's range), and the two sibling jumps (trie_arrays: plain-only subtrees, and those
