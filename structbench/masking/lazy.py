@@ -692,7 +692,7 @@ def _weakly(method):
 
 def lazy_constraint(machine: Machine, vocab: Vocabulary) -> TabledConstraint:
     """The lazy strategy's constraint over a pattern's DFA or a schema's checker; a schema whose language is regular
-    and small (keys in schema order, no union or recursion: structbench.jsonschema.regular_schema) as the one DFA
+    and small (keys in schema order, no recursion: structbench.jsonschema.regular_schema) as the one DFA
     that reads what its checker reads, masked as a pattern is."""
     if isinstance(machine, SchemaChecker):
         dfa = schema_dfa(machine)
